@@ -1,0 +1,5 @@
+"""Allows `python -m buildlog`."""
+
+from buildlog.cli import main
+
+main()

@@ -1,0 +1,75 @@
+"""The pipeline: bytes -> candidate lines -> events -> facts and attempts -> findings -> Report.
+
+Each stage is a module of its own; this one only wires them together, so that the CLI, `eval`
+and the tests all analyse a log the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+
+from buildlog.diagnose.engine import Diagnoser
+from buildlog.diagnose.rules import load_rules
+from buildlog.facts import fact_patterns, fold, observe
+from buildlog.ingest.clean import clean_line
+from buildlog.ingest.reader import Source, iter_chunks
+from buildlog.models import Facts, Report
+from buildlog.parse.events import GRAMMAR_ANCHORS, Event, parse_line
+from buildlog.report import Inputs, build_report
+from buildlog.scan import Scanner, ScanSummary
+from buildlog.segment import segment, stage_markers
+
+
+@cache
+def anchors() -> tuple[bytes, ...]:
+    """Every literal that makes a line worth parsing: rules, fact patterns, stages, grammars."""
+    words: set[str] = set(GRAMMAR_ANCHORS)
+    for rule in load_rules():
+        words.update(rule.anchors)
+    for record, _ in fact_patterns():
+        words.update(record.anchors)
+    for marker in stage_markers():
+        words.update(marker.anchors)
+    return tuple(sorted(w.encode("utf-8") for w in words))
+
+
+def parse_events(chunks: Iterable[bytes], summary: ScanSummary) -> list[Event]:
+    """Scan, clean and parse the candidate lines."""
+    scanner = Scanner(anchors())
+    events = []
+    for cand in scanner.scan(chunks, summary):
+        after = tuple(clean_line(raw) for raw in cand.after)
+        events.append(parse_line(cand.number, clean_line(cand.raw), after))
+    return events
+
+
+def analyze_chunks(name: str, chunks: Iterable[bytes]) -> Report:
+    """Analyse a log given as chunks that end on line breaks."""
+    summary = ScanSummary()
+    events = parse_events(chunks, summary)
+    observations = list(observe(events))
+    spans = segment(events, summary.lines)
+    facts = fold(observations)
+    cache_: dict[int, Facts] = {}
+
+    def facts_for(attempt: int) -> Facts:
+        if attempt not in cache_:
+            end = next(s.end for s in spans if s.number == attempt)
+            cache_[attempt] = fold(observations, until=end)
+        return cache_[attempt]
+
+    findings = Diagnoser().findings(events, spans, facts_for)
+    tail = [(n, clean_line(raw)) for n, raw in summary.tail]
+    return build_report(Inputs(name, summary.lines, spans, findings, facts, facts_for, tail))
+
+
+def analyze(source: Source) -> Report:
+    """Analyse an opened source."""
+    with source.stream:
+        return analyze_chunks(source.name, iter_chunks(source.stream))
+
+
+def analyze_bytes(data: bytes, name: str = "<bytes>") -> Report:
+    """Analyse a log held in memory (tests, the store)."""
+    return analyze_chunks(name, [data] if data else [])

@@ -1,0 +1,143 @@
+"""Command line: each command reads its input, analyses, renders and exits with a named code.
+
+Only this module prints and exits. Problems with the user's input are BuildlogError: a one-line
+message on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, TypeVar
+
+import click
+
+from buildlog import __version__
+from buildlog.errors import BuildlogError
+
+EXIT_OK = 0
+EXIT_FAILURES_FOUND = 1
+EXIT_USAGE = 2
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def friendly(func: F) -> F:
+    """Turn BuildlogError into a message and exit code 2; keep tracebacks for real bugs only on request."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except BuildlogError as exc:
+            click.echo(f"buildlog: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        except BrokenPipeError:
+            sys.stderr.close()
+            sys.exit(EXIT_OK)
+        except KeyboardInterrupt:
+            click.echo("buildlog: interrupted", err=True)
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="buildlog")
+def main() -> None:
+    """Explain failed GPU builds from their logs, offline.
+
+    Give it the output of a failed `pip install flash-attn` (or xformers, apex, vllm, a torch
+    cpp_extension build, a bare nvcc compile) and it says what went wrong, the lines that prove
+    it, and the fix with this log's versions filled in.
+
+    \b
+    Examples:
+      buildlog explain build.log
+      pip install flash-attn 2>&1 | buildlog explain -
+      buildlog explain ci-log.txt.gz --format markdown > ticket.md
+      buildlog explain build.log --format json | jq '.root_causes[0].id'
+    """
+
+
+FORMATS = click.Choice(["terminal", "markdown", "json"])
+
+
+@main.command()
+@click.argument("log", metavar="LOG")
+@click.option("-f", "--format", "fmt", type=FORMATS, default="terminal", show_default=True,
+              help="terminal: a report for people; markdown: paste into a ticket; json: for machines (see `buildlog schema`).")  # fmt: skip
+@click.option("--color/--no-color", default=None, help="Force colour on or off (default: only on a terminal; NO_COLOR is honoured).")
+@click.option("--width", type=click.IntRange(40, 400), default=None, help="Terminal report width (default: the terminal's).")
+@click.option("--fail", is_flag=True, help="Exit with code 1 when the log shows a failed build (for CI scripts).")
+@friendly
+def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: bool) -> None:
+    """Explain one build log: root causes, evidence lines and the fix.
+
+    LOG is a file (plain or .gz) or - for standard input. Exit code 0 means the log was analysed,
+    whatever it shows; 2 means it could not be read.
+    """
+    from buildlog.analyze import analyze
+    from buildlog.ingest.reader import open_source
+
+    report = analyze(open_source(log))
+    _emit(report, fmt, color, width)
+    sys.exit(EXIT_FAILURES_FOUND if fail and report.status == "failure" else EXIT_OK)
+
+
+def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
+    if fmt == "json":
+        from buildlog.render.jsonout import render_json
+
+        sys.stdout.write(render_json(report))
+    elif fmt == "markdown":
+        from buildlog.render.markdown import render_markdown
+
+        sys.stdout.write(render_markdown(report))
+    else:
+        from buildlog.render.terminal import render_terminal
+
+        render_terminal(report, _console(color, width))
+
+
+def _console(color: bool | None, width: int | None) -> Any:
+    from rich.console import Console
+
+    no_color = color is False or (color is None and "NO_COLOR" in os.environ)
+    return Console(
+        force_terminal=True if color else None, no_color=no_color, width=width, highlight=False, soft_wrap=False
+    )
+
+
+@main.command()
+@friendly
+def schema() -> None:
+    """Print the JSON schema of `explain --format json`."""
+    from buildlog.render.jsonout import json_schema
+
+    sys.stdout.write(json_schema())
+
+
+@main.command()
+@friendly
+def causes() -> None:
+    """List the root-cause ids buildlog can report."""
+    from buildlog.diagnose.rules import cause_ids
+
+    for cid, title in cause_ids().items():
+        click.echo(f"{cid:32} {title}")
+
+
+@main.command()
+@click.option("--cause", "cause", default=None, help="Only the rules for this cause id.")
+@friendly
+def rules(cause: str | None) -> None:
+    """List the detection rules: id, role or cause, title."""
+    from buildlog.diagnose.rules import load_rules
+
+    for rule in load_rules():
+        if cause and rule.cause != cause:
+            continue
+        click.echo(f"{rule.id:34} {rule.cause or rule.role:30} {rule.title}")

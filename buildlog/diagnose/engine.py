@@ -1,0 +1,113 @@
+"""Applies the rules to the events of each attempt and decides how each attempt ended.
+
+Rules are screened by their literal anchors before any regex runs, conditions (context in the
+same attempt, the command that ran, facts in force) are checked after a match, and a rule that
+overrides a cause removes that cause's findings from the same attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from buildlog.diagnose.rules import Rule, load_rules
+from buildlog.models import Facts, Outcome
+from buildlog.parse.events import Event
+from buildlog.parse.window import Hit, search
+from buildlog.segment import Span
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule that matched: where, with which captures, in which attempt."""
+
+    rule: Rule
+    event: Event
+    hit: Hit
+    attempt: int
+
+    @property
+    def line(self) -> int:
+        return self.event.line
+
+
+FactsFor = Callable[[int], Facts]
+
+
+def _fact_text(facts: Facts, name: str) -> str:
+    value = getattr(facts, name, None)
+    if isinstance(value, list):
+        return " ".join(v.value for v in value)
+    return value.value if value is not None else ""
+
+
+def _conditions_hold(rule: Rule, span: Span, texts: str, facts: Facts) -> bool:
+    if rule.context and not re.search(rule.context, texts):
+        return False
+    if rule.not_context and re.search(rule.not_context, texts):
+        return False
+    if rule.command and not re.search(rule.command, span.command):
+        return False
+    if rule.not_command and re.search(rule.not_command, span.command):
+        return False
+    return all(re.search(regex, _fact_text(facts, name)) for name, regex in rule.facts.items())
+
+
+def _kind_allowed(rule: Rule, event: Event) -> bool:
+    return "any" in rule.events or event.kind in rule.events
+
+
+class Diagnoser:
+    """Runs every rule over the events, attempt by attempt."""
+
+    def __init__(self, rules: Sequence[Rule] | None = None) -> None:
+        self.rules = tuple(rules if rules is not None else load_rules())
+
+    def findings(self, events: Sequence[Event], spans: Sequence[Span], facts_for: FactsFor) -> list[Finding]:
+        by_attempt = _group(events, spans)
+        out: list[Finding] = []
+        for span in spans:
+            attempt_events = by_attempt.get(span.number, [])
+            texts = "\n".join(e.text for e in attempt_events)
+            facts = facts_for(span.number)
+            found = [f for e in attempt_events for f in self._match(e, span, texts, facts)]
+            out.extend(_apply_overrides(found))
+        return out
+
+    def _match(self, event: Event, span: Span, texts: str, facts: Facts) -> list[Finding]:
+        found = []
+        for rule in self.rules:
+            if not any(a in event.text for a in rule.anchors) or not _kind_allowed(rule, event):
+                continue
+            hits = search(rule.regex, event, rule.multiline)
+            if hits and _conditions_hold(rule, span, texts, facts):
+                found.append(Finding(rule, event, hits[0], span.number))
+        return found
+
+
+def _group(events: Sequence[Event], spans: Sequence[Span]) -> dict[int, list[Event]]:
+    groups: dict[int, list[Event]] = defaultdict(list)
+    i = 0
+    for event in events:
+        while i < len(spans) - 1 and event.line > spans[i].end:
+            i += 1
+        groups[spans[i].number].append(event)
+    return groups
+
+
+def _apply_overrides(found: list[Finding]) -> list[Finding]:
+    overridden = {cause for f in found for cause in f.rule.overrides}
+    return [f for f in found if not (f.rule.role == "cause" and f.rule.cause in overridden)]
+
+
+def outcome_of(findings: Sequence[Finding]) -> Outcome:
+    """How an attempt ended: the last success or failure signal decides."""
+    last: Outcome = "unknown"
+    for f in sorted(findings, key=lambda f: f.line):
+        if f.rule.role == "success":
+            last = "success"
+        elif f.rule.role in ("cause", "symptom"):
+            last = "failure"
+    return last

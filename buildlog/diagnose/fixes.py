@@ -1,0 +1,142 @@
+"""Fills a rule's fix template with this log's versions, paths and settings.
+
+`{name}` takes a value from the rule's captures, then from the facts, then from values derived
+here (a version's major part, the venv's interpreter, a MAX_JOBS that fits the RAM). `{name|text}`
+gives `text` when the log does not say; `text` may itself name one `{other}` value. A template
+whose required value is missing keeps a readable placeholder instead of failing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+from buildlog.compat import cc_key, cuda_release, gpu_for
+from buildlog.models import Facts
+from buildlog.segment import Span
+
+_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|((?:[^{}]|\{\w+\})*))?\}")
+_VERSIONED = ("found", "nvcc", "torch_cuda", "cuda", "driver_cuda")
+_MODULE_PACKAGES = {"pkg_resources": "setuptools", "Cython": "cython", "setuptools_scm": "setuptools-scm"}
+# Rough peak memory of one compile job; flash-attn's kernels are the heaviest common case.
+_GB_PER_JOB = {"flash-attn": 16.0, "default": 4.0}
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """Replace placeholders; unknown names without a fallback become <name>."""
+
+    def one(match: re.Match[str]) -> str:
+        name, fallback = match.group(1), match.group(2)
+        value = values.get(name, "")
+        if value:
+            return value
+        if fallback is None:
+            return f"<{name}>"
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), "") or f"<{m.group(1)}>", fallback)
+
+    return _PLACEHOLDER.sub(one, template).strip()
+
+
+def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None) -> dict[str, str]:
+    """Every value a fix template may name, for one finding."""
+    values = _fact_values(facts)
+    values.update({k: v for k, v in captures.items() if v})
+    for key in _VERSIONED:
+        _version_parts(values, key)
+    if "torch" in values:
+        values["torch_base"] = values["torch"].split("+")[0]
+    if span is not None:
+        values.update(_command_values(span))
+    values.update(_advice(values, facts))
+    return values
+
+
+def _fact_values(facts: Facts) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in facts:
+        if isinstance(value, list):
+            if value:
+                out[name] = ", ".join(dict.fromkeys(v.value for v in value))
+        elif isinstance(value, dict):
+            for pkg, v in value.items():
+                out[f"pkg_{pkg.replace('-', '_')}"] = v.value
+        elif value is not None:
+            out[name] = value.value
+    return out
+
+
+def _version_parts(values: dict[str, str], key: str) -> None:
+    m = re.match(r"(\d+)\.(\d+)", values.get(key, ""))
+    if m:
+        values[f"{key}_major"] = m.group(1)
+        values[f"{key}_nodot"] = m.group(1) + m.group(2)
+
+
+def _command_values(span: Span) -> dict[str, str]:
+    out: dict[str, str] = {}
+    words = span.command.split()
+    if "install" in words:
+        args = words[words.index("install") + 1 :]
+        targets = [a for a in args if not a.startswith("-") and "=" not in a.split("==")[0]]
+        if targets:
+            out["package"] = targets[0]
+            out["package_args"] = " ".join(args)
+    if span.venv:
+        out["venv"] = span.venv
+        out["venv_python"] = f"{span.venv}/bin/python"
+        out["venv_hint"] = f" ({span.venv} was activated, but the install did not run in it)"
+    return out
+
+
+def _advice(values: Mapping[str, str], facts: Facts) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if "module" in values:
+        out["module_package"] = _MODULE_PACKAGES.get(values["module"], values["module"])
+    if "library" in values:
+        out["library_name"] = values["library"].rsplit("/", 1)[-1]
+    if "requirement" in values:
+        out["requirement_name"] = re.split(r"[<>=!~\[;]", values["requirement"])[0]
+    out.update(_gpu_advice(facts))
+    out.update(_jobs_advice(values, facts))
+    release = cuda_release(values.get("nvcc", "")) if values.get("nvcc") else None
+    if release and release.gcc_max:
+        out["gcc_max"] = release.gcc_max
+    return out
+
+
+def _gpu_advice(facts: Facts) -> dict[str, str]:
+    known = [(g.value, gpu_for(g.value)) for g in facts.gpus]
+    ccs = sorted({row.cc for _, row in known if row}, key=cc_key)
+    ccs += [c.value for c in facts.gpu_cc if c.value not in ccs]
+    out: dict[str, str] = {}
+    if ccs:
+        out["gpu_arch_list"] = ";".join(ccs)
+    if known:
+        name, row = known[0]
+        out["gpu_hint"] = f" ({name}, compute capability {row.cc})" if row else f" ({name})"
+    return out
+
+
+def recommended_jobs(ram_gb: float, package: str | None) -> int:
+    """A MAX_JOBS that leaves headroom: about 80% of RAM divided by one job's peak."""
+    per_job = _GB_PER_JOB.get(package or "", _GB_PER_JOB["default"])
+    return max(1, math.floor(ram_gb * 0.8 / per_job))
+
+
+def _jobs_advice(values: Mapping[str, str], facts: Facts) -> dict[str, str]:
+    out: dict[str, str] = {}
+    ram = facts.ram_gb.value if facts.ram_gb else None
+    package = values.get("package") or next(iter(facts.packages), None)
+    package = "flash-attn" if package and "flash" in package else package
+    if ram:
+        out["recommended_jobs"] = str(recommended_jobs(float(ram), package))
+    jobs = facts.max_jobs.value if facts.max_jobs else None
+    cores = facts.cores.value if facts.cores else None
+    if jobs:
+        out["jobs_hint"] = f"MAX_JOBS={jobs} ran {jobs} compile jobs at once" + (f" on {ram} GB of RAM" if ram else "")
+    elif cores:
+        out["jobs_hint"] = f"MAX_JOBS was unset, so ninja ran one job per core ({cores} cores)" + (
+            f" on {ram} GB of RAM" if ram else ""
+        )
+    return out

@@ -1,0 +1,148 @@
+"""Incidents across a session, and the change that resolved each one.
+
+An incident is one distinct cause, with every attempt it occurred in. It is resolved by the first
+later attempt that got past the stage where it failed (or succeeded) without it: an attempt that
+failed earlier for another reason proves nothing. The change reported is the difference between
+the last attempt with the incident and the resolving one, with the kind of change that bears on
+the cause (knowledge/resolution.toml) named first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+from buildlog.models import Incident, Outcome, Resolution
+from buildlog.resources import load_toml
+from buildlog.segment import RANK, Span
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """A cause seen in an attempt, at a line, while the build was at a stage."""
+
+    cause: str
+    attempt: int
+    line: int
+    stage: str
+
+
+@cache
+def _bearing() -> dict[str, list[str]]:
+    """Cause id -> kinds of change that can resolve it, most telling first."""
+    return {row["cause"]: list(row["changes"]) for row in load_toml("resolution.toml")["cause"]}
+
+
+def build_incidents(
+    occurrences: Sequence[Occurrence], spans: Sequence[Span], outcomes: Mapping[int, Outcome]
+) -> list[Incident]:
+    """Group occurrences by cause (in order of first appearance) and find each resolution."""
+    by_cause: dict[str, list[Occurrence]] = {}
+    for occ in sorted(occurrences, key=lambda o: o.line):
+        by_cause.setdefault(occ.cause, []).append(occ)
+    spans_by_number = {s.number: s for s in spans}
+    incidents = []
+    for n, (cause, occs) in enumerate(by_cause.items(), start=1):
+        attempts = sorted({o.attempt for o in occs})
+        last = max(occs, key=lambda o: o.attempt)
+        resolution = _resolution(cause, last, spans, spans_by_number, outcomes, attempts)
+        incidents.append(Incident(id=f"I{n}", cause=cause, attempts=attempts, resolved_by=resolution))
+    return incidents
+
+
+def _resolution(
+    cause: str,
+    last: Occurrence,
+    spans: Sequence[Span],
+    by_number: Mapping[int, Span],
+    outcomes: Mapping[int, Outcome],
+    attempts: list[int],
+) -> Resolution | None:
+    for span in spans:
+        if span.number <= last.attempt or span.number in attempts:
+            continue
+        if outcomes.get(span.number) == "success" or RANK[span.stage] > RANK[last.stage]:
+            return _describe(cause, by_number[last.attempt], span, spans)
+    return None
+
+
+def _describe(cause: str, before: Span, after: Span, spans: Sequence[Span]) -> Resolution:
+    changes = _differences(before, after, spans)
+    order = _bearing().get(cause, [])
+    ranked = sorted(changes, key=lambda c: order.index(c[0]) if c[0] in order else len(order))
+    bearing = [c for c in ranked if c[0] in order]
+    main = bearing[0][1] if bearing else (ranked[0][1] if ranked else "no visible change (the same command, rerun)")
+    others = [text for kind, text in ranked if text != main]
+    return Resolution(attempt=after.number, change=main, other_changes=others)
+
+
+def _differences(before: Span, after: Span, spans: Sequence[Span]) -> list[tuple[str, str]]:
+    """(kind, description) of every difference between two attempts."""
+    out: list[tuple[str, str]] = []
+    for key in sorted(set(before.env) | set(after.env)):
+        old, new = before.env.get(key), after.env.get(key)
+        if old != new:
+            out.append((_env_kind(key), _env_change(key, old, new)))
+    if (before.interpreter or "") != (after.interpreter or "") and after.interpreter:
+        out.append(("interpreter", f"ran {after.interpreter} instead of {before.interpreter or 'the default pip'}"))
+    if before.venv != after.venv:
+        out.append(("interpreter", f"virtual environment {after.venv or 'none'} (was {before.venv or 'none'})"))
+    out.extend(_flag_changes(before.command, after.command))
+    between = [s for s in spans if before.number < s.number < after.number]
+    installed = [_installed(s.command) for s in between if _installed(s.command)]
+    if installed:
+        out.append(("packages", "installed " + ", ".join(installed) + " in between"))
+    return out
+
+
+_ENV_KINDS = {
+    "CUDA_HOME": "toolkit", "CUDA_PATH": "toolkit", "PATH": "toolkit", "LD_LIBRARY_PATH": "toolkit",
+    "MAX_JOBS": "jobs", "NVCC_THREADS": "jobs", "CMAKE_BUILD_PARALLEL_LEVEL": "jobs",
+    "TORCH_CUDA_ARCH_LIST": "arch", "CUDAARCHS": "arch",
+    "CC": "compiler", "CXX": "compiler", "NVCC_CCBIN": "compiler", "CUDAHOSTCXX": "compiler",
+    "TMPDIR": "disk", "PIP_CACHE_DIR": "disk", "PIP_NO_CACHE_DIR": "disk",
+}  # fmt: skip
+
+
+def _env_kind(key: str) -> str:
+    return _ENV_KINDS.get(key, "env")
+
+
+def _env_change(key: str, old: str | None, new: str | None) -> str:
+    if new is None:
+        return f"unset {key} (was {old})"
+    if old is None:
+        return f"{key}={new} (unset before)"
+    return f"{key}={new} (was {old})"
+
+
+_FLAG_KINDS = {
+    "--no-build-isolation": "isolation", "--no-cache-dir": "disk", "--break-system-packages": "interpreter",
+    "--system": "interpreter", "--user": "interpreter", "-allow-unsupported-compiler": "compiler",
+}  # fmt: skip
+
+
+def _flag_changes(old: str, new: str) -> list[tuple[str, str]]:
+    old_words, new_words = set(old.split()), set(new.split())
+    out = []
+    for flag in sorted(new_words - old_words):
+        if flag.startswith("-"):
+            out.append((_FLAG_KINDS.get(flag.split("=")[0], "flags"), f"added {flag}"))
+    for flag in sorted(old_words - new_words):
+        if flag.startswith("-"):
+            out.append((_FLAG_KINDS.get(flag.split("=")[0], "flags"), f"dropped {flag}"))
+    pinned_old = set(re.findall(r"\S+==\S+", old))
+    pinned_new = set(re.findall(r"\S+==\S+", new))
+    for pin in sorted(pinned_new - pinned_old):
+        out.append(("version", f"asked for {pin}"))
+    return out
+
+
+def _installed(command: str) -> str:
+    m = re.search(r"\binstall\s+(.*)$", command)
+    if not m:
+        return ""
+    names = [w for w in m.group(1).split() if not w.startswith("-")]
+    return " ".join(names)

@@ -1,0 +1,151 @@
+"""Rule records: loaded from TOML, validated with pydantic, compiled once.
+
+A rule is knowledge, not code: the kind of line it matches (a literal anchor for the scanner and a
+regex with named groups), the cause it proves, a fix template, and examples that must fire and
+near-misses that must stay quiet. Loading fails loudly on unknown keys, bad regexes, unknown cause
+ids and examples that contradict the pattern, so a broken rule never ships.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from buildlog.errors import BuildlogError
+from buildlog.resources import load_toml, toml_files
+
+Role = Literal["cause", "symptom", "success", "noise"]
+
+
+class Examples(BaseModel):
+    """Short texts the rule must fire on, and near-misses it must not fire on."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fire: list[str] = Field(min_length=1)
+    quiet: list[str] = Field(default_factory=list)
+
+
+class Rule(BaseModel):
+    """One detection rule, as written in buildlog/knowledge/rules/*.toml."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    role: Role = "cause"
+    cause: str = ""
+    title: str = Field(min_length=5)
+    description: str = ""
+    priority: int = Field(50, ge=0, le=100)
+    confidence: float = Field(0.9, ge=0.0, le=1.0)
+    anchors: list[str] = Field(min_length=1)
+    pattern: str
+    multiline: bool = False
+    events: list[str] = Field(default_factory=lambda: ["any"])
+    context: str | None = None
+    not_context: str | None = None
+    command: str | None = None
+    not_command: str | None = None
+    facts: dict[str, str] = Field(default_factory=dict)
+    overrides: list[str] = Field(default_factory=list)
+    fix: str = ""
+    references: list[str] = Field(default_factory=list)
+    examples: Examples
+
+    @field_validator("pattern", "context", "not_context", "command", "not_command")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"bad regex {value!r}: {exc}") from None
+        return value
+
+    @field_validator("facts")
+    @classmethod
+    def _fact_regexes(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, regex in value.items():
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise ValueError(f"bad regex for fact {key}: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Rule:
+        if self.role == "cause" and not self.cause:
+            raise ValueError("a cause rule needs a cause id")
+        if self.role != "cause" and self.cause:
+            raise ValueError(f"a {self.role} rule names no cause")
+        return self
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _compiled(self.pattern)
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def cause_ids() -> dict[str, str]:
+    """Cause id -> title, from knowledge/causes.toml."""
+    return {c["id"]: c["title"] for c in load_toml("causes.toml")["cause"]}
+
+
+def _check_examples(rule: Rule) -> list[str]:
+    """Each example that fires must contain an anchor and match; each near-miss must not match."""
+    problems = []
+    for text in rule.examples.fire:
+        if not any(anchor in text for anchor in rule.anchors):
+            problems.append(f"example contains no anchor: {text!r}")
+        if not rule.regex.search(text):
+            problems.append(f"pattern does not fire on its example: {text!r}")
+    for text in rule.examples.quiet:
+        if rule.regex.search(text) and any(anchor in text for anchor in rule.anchors):
+            problems.append(f"pattern fires on its near-miss: {text!r}")
+    return problems
+
+
+def _validate(raw: dict, origin: str, causes: dict[str, str]) -> Rule:
+    try:
+        rule = Rule.model_validate(raw)
+    except ValidationError as exc:
+        raise BuildlogError(f"{origin}: invalid rule {raw.get('id', '?')}: {exc}") from None
+    if rule.role == "cause" and rule.cause not in causes:
+        raise BuildlogError(f"{origin}: rule {rule.id} names unknown cause {rule.cause!r}")
+    unknown = [c for c in rule.overrides if c not in causes]
+    if unknown:
+        raise BuildlogError(f"{origin}: rule {rule.id} overrides unknown causes {unknown}")
+    problems = _check_examples(rule)
+    if problems:
+        raise BuildlogError(f"{origin}: rule {rule.id}: " + "; ".join(problems))
+    return rule
+
+
+def parse_rules(documents: list[tuple[str, dict]], causes: dict[str, str]) -> tuple[Rule, ...]:
+    """Validate rule documents (name, parsed TOML); ids must be unique across files."""
+    rules: list[Rule] = []
+    seen: set[str] = set()
+    for name, doc in documents:
+        extra = set(doc) - {"rule"}
+        if extra:
+            raise BuildlogError(f"{name}: unknown top-level keys {sorted(extra)}")
+        for raw in doc.get("rule", []):
+            rule = _validate(raw, name, causes)
+            if rule.id in seen:
+                raise BuildlogError(f"{name}: duplicate rule id {rule.id}")
+            seen.add(rule.id)
+            rules.append(rule)
+    return tuple(rules)
+
+
+@cache
+def load_rules() -> tuple[Rule, ...]:
+    """All bundled rules, validated."""
+    return parse_rules(toml_files("rules"), cause_ids())

@@ -1,0 +1,199 @@
+"""Facts: the versions and settings a log states, gathered from events into a typed record.
+
+Version banners arrive already parsed by the grammars; other statements are found by the fact
+patterns in knowledge/facts.toml; settings come from the commands a log shows being run. Each
+observation keeps its line, so per-attempt facts and evidence can point back into the log.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from buildlog.errors import BuildlogError
+from buildlog.models import FactValue, Facts
+from buildlog.parse.events import Event
+from buildlog.parse.window import search
+from buildlog.resources import load_toml
+
+SCALAR_FACTS = (
+    "nvcc", "cuda_home", "torch", "torch_cuda", "driver", "driver_cuda", "gcc", "python", "interpreter",
+    "venv", "max_jobs", "nvcc_threads", "arch_list", "ram_gb", "cores", "os",
+)  # fmt: skip
+LIST_FACTS = ("gpus", "gpu_cc", "gencode")
+ENV_FACTS = {"CUDA_HOME": "cuda_home", "CUDA_PATH": "cuda_home", "MAX_JOBS": "max_jobs",
+             "TORCH_CUDA_ARCH_LIST": "arch_list", "NVCC_THREADS": "nvcc_threads"}  # fmt: skip
+_GROUP_ALIASES = {"gpu": "gpus", "win_home": "cuda_home", "win_nvcc": "nvcc"}
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One statement of a fact: name, value, line."""
+
+    name: str
+    value: str
+    line: int
+
+
+class FactPattern(BaseModel):
+    """A record of knowledge/facts.toml."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    anchors: list[str] = Field(min_length=1)
+    pattern: str
+    multiline: bool = False
+    all_matches: bool = False
+    budget: int = Field(0, ge=0)
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        re.compile(value)
+        return value
+
+
+@cache
+def fact_patterns() -> tuple[tuple[FactPattern, re.Pattern[str]], ...]:
+    """The bundled fact patterns, validated and compiled."""
+    try:
+        records = [FactPattern.model_validate(r) for r in load_toml("facts.toml")["fact"]]
+    except (ValidationError, re.error) as exc:
+        raise BuildlogError(f"facts.toml: {exc}") from None
+    return tuple((r, re.compile(r.pattern, re.MULTILINE)) for r in records)
+
+
+def observe(events: Iterable[Event]) -> Iterator[Observation]:
+    """Every fact stated by the events, in line order."""
+    patterns = fact_patterns()
+    for event in events:
+        yield from _from_banner(event)
+        yield from _from_command(event)
+        for record, regex in patterns:
+            if any(a in event.text for a in record.anchors):
+                for hit in search(regex, event, record.multiline, record.all_matches):
+                    yield from _from_groups(hit.groups, event.line)
+
+
+def _from_groups(groups: dict[str, str], line: int) -> Iterator[Observation]:
+    if "package" in groups and "version" in groups:
+        yield Observation(f"package:{groups['package'].replace('_', '-')}", groups["version"], line)
+    if "ram_kb" in groups:
+        yield Observation("ram_gb", str(round(int(groups["ram_kb"]) / 1024 / 1024)), line)
+    for key, value in groups.items():
+        name = _GROUP_ALIASES.get(key, key)
+        if name in SCALAR_FACTS or name in LIST_FACTS:
+            yield Observation(name, value.strip(), line)
+
+
+def _from_banner(event: Event) -> Iterator[Observation]:
+    f, line = event.fields, event.line
+    if event.kind == "banner_nvcc_release":
+        yield Observation("nvcc", f["version"], line)
+    elif event.kind == "banner_smi_header":
+        yield Observation("driver", f["version"], line)
+        if f.get("cuda_version", "N/A") != "N/A":
+            yield Observation("driver_cuda", f["cuda_version"], line)
+    elif event.kind == "banner_gpu_listing":
+        yield Observation("gpus", f["gpu_name"], line)
+    elif event.kind == "banner_torch_version":
+        yield Observation("torch", f["version"], line)
+    elif event.kind == "banner_compiler_version" and "clang" not in f["compiler"]:
+        yield Observation("gcc", f["version"], line)
+    elif event.kind == "banner_python_version":
+        yield Observation("python", f["version"], line)
+    elif event.kind == "banner_memory":
+        yield from _memory(f["number"], line)
+    elif event.kind == "banner_collect_env":
+        yield from _collect_env(f["env_key"], f.get("rest", ""), line)
+
+
+_UNIT_GB = {"": 1.0, "G": 1.0, "Gi": 1.0, "T": 1024.0, "Ti": 1024.0, "M": 1 / 1024, "Mi": 1 / 1024}
+
+
+def _memory(number: str, line: int) -> Iterator[Observation]:
+    """`free -g` prints whole GB; `free -h` adds a unit; `free` alone prints KiB (a huge number)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([KMGT]?i?)", number)
+    if not m:
+        return
+    value, unit = float(m.group(1)), m.group(2)
+    if unit == "" and value > 64 * 1024:
+        value /= 1024 * 1024
+    elif unit in _UNIT_GB:
+        value *= _UNIT_GB[unit]
+    else:
+        return
+    yield Observation("ram_gb", f"{value:.0f}", line)
+
+
+_COLLECT_ENV = {
+    "PyTorch version": "torch",
+    "CUDA used to build PyTorch": "torch_cuda",
+    "Nvidia driver version": "driver",
+    "CUDA runtime version": "nvcc",
+    "GPU models and configuration": "gpus",
+}
+
+
+def _collect_env(key: str, rest: str, line: int) -> Iterator[Observation]:
+    name = _COLLECT_ENV.get(key)
+    if key == "GCC version":
+        m = re.search(r"(\d+\.\d+\.\d+)", rest)
+        if m:
+            yield Observation("gcc", m.group(1), line)
+    elif key == "Python version":
+        m = re.match(r"(3\.\d+(?:\.\d+)?)", rest)
+        if m:
+            yield Observation("python", m.group(1), line)
+    elif name and rest and rest not in ("N/A", "Could not collect", "None"):
+        value = re.sub(r"^GPU \d+:\s*", "", rest) if name == "gpus" else rest.split()[0]
+        yield Observation(name, value, line)
+
+
+def _from_command(event: Event) -> Iterator[Observation]:
+    if event.kind != "command":
+        return
+    venv = event.fields.get("venv")
+    if venv:
+        yield Observation("venv", venv.strip("()"), event.line)
+    for command in event.commands:
+        for key, value in command.env.items():
+            if key in ENV_FACTS:
+                yield Observation(ENV_FACTS[key], value, event.line)
+        if len(command.argv) >= 2 and command.argv[0] in ("source", ".") and command.argv[1].endswith("/activate"):
+            yield Observation("venv", command.argv[1].rsplit("/bin/activate", 1)[0], event.line)
+        elif len(command.argv) >= 3 and command.argv[:2] in (("conda", "activate"), ("mamba", "activate")):
+            yield Observation("venv", command.argv[2], event.line)
+
+
+def fold(observations: Iterable[Observation], until: int | None = None) -> Facts:
+    """The facts in force at line `until` (all of them when None): the last statement wins."""
+    scalars: dict[str, FactValue] = {}
+    lists: dict[str, dict[str, FactValue]] = {name: {} for name in LIST_FACTS}
+    packages: dict[str, FactValue] = {}
+    for obs in observations:
+        if until is not None and obs.line > until:
+            break
+        value = FactValue(value=obs.value, line=obs.line)
+        if obs.name.startswith("package:"):
+            packages[obs.name.split(":", 1)[1]] = value
+        elif obs.name in LIST_FACTS:
+            lists[obs.name].setdefault(obs.value, value)
+        else:
+            scalars[obs.name] = value
+    _derive(scalars)
+    return Facts(**scalars, **{k: list(v.values()) for k, v in lists.items()}, packages=packages)
+
+
+def _derive(scalars: dict[str, FactValue]) -> None:
+    """torch's local version tag states its CUDA build (+cu128 -> 12.8) when nothing else does."""
+    torch = scalars.get("torch")
+    if torch and "torch_cuda" not in scalars:
+        m = re.search(r"\+cu(\d+)(\d)$", torch.value)
+        if m:
+            scalars["torch_cuda"] = FactValue(value=f"{m.group(1)}.{m.group(2)}", line=torch.line)

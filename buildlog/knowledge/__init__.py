@@ -1,0 +1,1 @@
+"""Knowledge kept as data: cause ids, rules, fact patterns and compatibility tables."""

@@ -1,0 +1,148 @@
+"""The typed records that flow between stages, ending in the Report that renderers draw.
+
+Every stage speaks in these models so that a renderer can be tested with a hand-built Report and
+the JSON output has one published schema (`buildlog schema`).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1"
+
+Outcome = Literal["success", "failure", "unknown"]
+Status = Literal["failure", "success", "unknown", "empty"]
+
+
+class Frozen(BaseModel):
+    """Base for records that never change once built."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Evidence(Frozen):
+    """One line of the original log that supports a finding."""
+
+    line: int = Field(description="1-based line number in the original input")
+    text: str = Field(description="the line as it reads after cleaning (colour, CI prefixes removed)")
+
+
+class FactValue(Frozen):
+    """A value the log states, and where it says so."""
+
+    value: str
+    line: int
+
+
+class Facts(Frozen):
+    """The environment as the log describes it; absent means the log does not say."""
+
+    nvcc: FactValue | None = Field(None, description="CUDA release of the nvcc that compiles, e.g. 13.0")
+    cuda_home: FactValue | None = None
+    torch: FactValue | None = Field(None, description="torch version with local tag, e.g. 2.9.1+cu128")
+    torch_cuda: FactValue | None = Field(None, description="CUDA release torch was built with")
+    driver: FactValue | None = None
+    driver_cuda: FactValue | None = Field(None, description="highest CUDA the driver supports (nvidia-smi)")
+    gpus: list[FactValue] = Field(default_factory=list)
+    gpu_cc: list[FactValue] = Field(default_factory=list, description="compute capabilities stated")
+    gcc: FactValue | None = None
+    python: FactValue | None = None
+    interpreter: FactValue | None = None
+    venv: FactValue | None = None
+    max_jobs: FactValue | None = None
+    nvcc_threads: FactValue | None = None
+    arch_list: FactValue | None = Field(None, description="TORCH_CUDA_ARCH_LIST")
+    gencode: list[FactValue] = Field(default_factory=list, description="-gencode / -arch targets")
+    ram_gb: FactValue | None = None
+    cores: FactValue | None = None
+    os: FactValue | None = None
+    packages: dict[str, FactValue] = Field(default_factory=dict, description="package versions named")
+
+
+class RootCause(Frozen):
+    """A diagnosed cause of failure with its proof and remedy."""
+
+    id: str = Field(description="cause id, e.g. cuda_version_mismatch, or unknown")
+    title: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    evidence: list[Evidence] = Field(default_factory=list)
+    fix: str = ""
+    rule: str | None = Field(None, description="id of the rule that found it")
+    engine: Literal["rules", "model", "checks"] = "rules"
+    attempts: list[int] = Field(default_factory=list, description="attempts where it occurred")
+
+
+class Risk(Frozen):
+    """Something the facts predict will break, whether or not an error line says so."""
+
+    id: str
+    title: str
+    facts: dict[str, str] = Field(default_factory=dict)
+    consequence: str = ""
+    fix: str = ""
+    severity: Literal["error", "warning"] = "warning"
+    lines: list[int] = Field(default_factory=list)
+
+
+class Attempt(Frozen):
+    """One command that tried to build or install, and how it ended."""
+
+    number: int
+    line: int
+    command: str
+    env: dict[str, str] = Field(default_factory=dict)
+    interpreter: str | None = None
+    outcome: Outcome = "unknown"
+    stage: str | None = Field(None, description="furthest stage reached: resolve, build-deps, compile, link, install")
+    incidents: list[str] = Field(default_factory=list)
+    end_line: int = 0
+
+
+class Resolution(Frozen):
+    """The attempt where an incident stopped occurring and the change that made the difference."""
+
+    attempt: int
+    change: str
+    other_changes: list[str] = Field(default_factory=list)
+
+
+class Incident(Frozen):
+    """One distinct root cause across a session."""
+
+    id: str
+    cause: str
+    attempts: list[int]
+    resolved_by: Resolution | None = None
+
+
+class Similar(Frozen):
+    """A past failure that looks like this one."""
+
+    key: str
+    cause: str
+    title: str
+    score: float
+    fix: str = ""
+    seen: int = 1
+    last_seen: str = ""
+    origin: Literal["corpus", "store"] = "corpus"
+
+
+class Report(Frozen):
+    """Everything buildlog concluded about one log."""
+
+    schema_version: str = SCHEMA_VERSION
+    source: str
+    lines: int
+    status: Status
+    headline: str
+    root_causes: list[RootCause] = Field(default_factory=list)
+    facts: Facts = Field(default_factory=Facts)
+    attempts: list[Attempt] = Field(default_factory=list)
+    incidents: list[Incident] = Field(default_factory=list)
+    risks: list[Risk] = Field(default_factory=list)
+    relevant: list[Evidence] = Field(default_factory=list, description="lines worth reading when no cause is certain")
+    missing: str = Field("", description="what part of the log is missing, when it is too short to tell")
+    similar: list[Similar] = Field(default_factory=list)

@@ -1,0 +1,1 @@
+"""Parse: candidate lines into typed events, with the lark grammars in grammars/."""

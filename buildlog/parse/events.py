@@ -1,0 +1,198 @@
+"""Turns a cleaned candidate line into a typed event by parsing it with the right grammar.
+
+A cheap look at the line picks which grammars may apply; lark then does the real parsing. A line
+no grammar accepts is still an event (kind "text"): rules may match its words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lark import Token, Tree
+from lark.exceptions import LarkError
+
+from buildlog.parse.grammars import parser
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One simple shell command: its inline variable assignments and its words."""
+
+    env: Mapping[str, str]
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A parsed line: what kind of line it is, where it is, and the parts the grammar named."""
+
+    kind: str
+    line: int
+    text: str
+    indent: int = 0
+    fields: Mapping[str, str] = field(default_factory=dict)
+    after: tuple[str, ...] = ()
+    commands: tuple[SimpleCommand, ...] = ()
+
+
+_PROMPT = re.compile(
+    r"^(?:\(\S+\)\s+)?[\w.\-]+@[\w.\-]+:\S*[$#]\s"
+    r"|^[$%]\s|^#\s+(?=\S)|^\++\s|^##\[group\]Run\s|^#\d+ \[[^\]]*\] RUN\s|^Step \d+/\d+ : RUN\s|^RUN\s|^PS [A-Za-z]:\\"
+)
+_BARE_COMMAND = re.compile(
+    r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:sudo\s+(?:-\S+\s+)*)?"
+    r"(?:\S*/)?(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?|uv|conda|mamba|micromamba|export|source|nvcc|cmake|make|ninja|bash|sh)"
+    r"(?:\s|$)"
+)
+_KNOWN_PROGRAM = re.compile(
+    r"^(?:\S*/)?(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?|uv|conda|mamba|micromamba|export|source|nvcc|cmake|make|ninja|"
+    r"bash|sh|sudo|apt|apt-get|nvidia-smi|nproc|free|gcc|g\+\+|which|git|cd|ls|cat|echo|env|uname|df)$"
+)
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Warning|Failure)\b")
+_PIP_START = re.compile(
+    r"^(?:ERROR|error|WARNING|warning|hint|note|help):|^[×╰├]|^Successfully |^Requirement already satisfied:"
+    r"|^(?:Collecting|Downloading|Processing|Obtaining|Building|Installing|Preparing|Getting requirements|Running setup\.py"
+    r"|Created wheel|Stored in|Resolved|Prepared|Built|Installed|Uninstall|Attempting|Audited|Using (?:Python|CPython)|Checking if)\b"
+)
+_BANNER = re.compile(
+    r"^(?:Cuda compilation tools|\|?\s*NVIDIA-SMI|GPU \d+:|torch\.__version__|[Tt]orch version|Python \d|Mem:"
+    r"|(?:[\w\-]*-)?(?:gcc|g\+\+|c\+\+|cc)(?:-\d+)? \(|(?:\w+ )?clang version"
+    r"|(?:PyTorch version|CUDA used to build PyTorch|GCC version|Python version|Is CUDA available|CUDA runtime version"
+    r"|GPU models and configuration|Nvidia driver version|OS|Clang version|CMake version):)"
+)
+_DIAG_WORD = re.compile(r"\b(?:error|warning|fatal|note)\b")
+
+
+def grammars_for(text: str, indent: int) -> tuple[str, ...]:
+    """Which grammars may parse this line, most likely first (cheap regex looks only)."""
+    if text.startswith(("Traceback", "File \"", "During handling", "The above exception")):
+        return ("python",)
+    if text.startswith(("FAILED:", "ninja:")) or (text.startswith("[") and text[1:2].isdigit()):
+        return ("ninja",)
+    if _BANNER.match(text):
+        return ("banner",)
+    order: list[str] = []
+    if _PROMPT.match(text) or (indent == 0 and _BARE_COMMAND.match(text)):
+        order.append("command")
+    if _PIP_START.match(text):
+        order.append("pip")
+    if _EXCEPTION.match(text):
+        order.append("python")
+    if _DIAG_WORD.search(text):
+        order += ["diagnostic", "python"] if ".py:" in text else ["diagnostic"]
+    return tuple(dict.fromkeys(order))
+
+
+def parse_line(number: int, cleaned: str, after: tuple[str, ...] = ()) -> Event:
+    """Parse one cleaned line; the first grammar that accepts it names the event."""
+    text = cleaned.lstrip()
+    indent = len(cleaned) - len(text)
+    for name in grammars_for(text, indent):
+        try:
+            tree = parser(name).parse(text)
+        except LarkError:
+            continue
+        event = _event_from_tree(name, tree, number, text, indent, after)
+        if event is not None:
+            return event
+    return Event("text", number, text, indent, {}, after)
+
+
+def _event_from_tree(name: str, tree: Tree, number: int, text: str, indent: int, after: tuple[str, ...]) -> Event | None:
+    node = tree.children[0] if tree.children and isinstance(tree.children[0], Tree) else tree
+    if name == "command":
+        return _command_event(tree, number, text, indent, after)
+    kind = _KIND_NAMES.get((name, node.data), f"{name}_{node.data}")
+    return Event(kind, number, text, indent, _token_fields(node), after)
+
+
+_KIND_NAMES = {
+    ("diagnostic", "located"): "diagnostic",
+    ("diagnostic", "tool"): "tool_message",
+    ("python", "traceback"): "traceback",
+    ("python", "frame"): "frame",
+    ("python", "chain"): "traceback",
+    ("python", "warning"): "py_warning",
+    ("python", "exception"): "exception",
+    ("ninja", "progress"): "ninja_progress",
+    ("ninja", "failed"): "ninja_failed",
+    ("ninja", "ninja_says"): "ninja_message",
+}
+
+
+def _token_fields(node: Tree) -> dict[str, str]:
+    """Token values by lower-cased terminal name; repeats get _2, _3 suffixes."""
+    out: dict[str, str] = {}
+    for token in node.scan_values(lambda v: isinstance(v, Token)):
+        key = token.type.lower()
+        n = 2
+        while key in out:
+            key = f"{token.type.lower()}_{n}"
+            n += 1
+        out[key] = str(token).strip()
+    return out
+
+
+def _command_event(tree: Tree, number: int, text: str, indent: int, after: tuple[str, ...]) -> Event | None:
+    fields: dict[str, str] = {"prompt": "none"}
+    commands: list[SimpleCommand] = []
+    for child in tree.children:
+        if not isinstance(child, Tree):
+            continue
+        if child.data == "command_list":
+            commands = [_simple(c) for c in child.children if isinstance(c, Tree)]
+        else:
+            fields["prompt"] = child.data
+            fields.update(_token_fields(child))
+    if not commands or not commands[0].argv and not commands[0].env:
+        return None
+    first = commands[0].argv[0] if commands[0].argv else "export"
+    if fields["prompt"] in ("bare_prompt", "none") and fields.get("sigil") != "$" and not _KNOWN_PROGRAM.match(first):
+        return None
+    return Event("command", number, text, indent, fields, after, tuple(commands))
+
+
+def _simple(node: Tree) -> SimpleCommand:
+    env: dict[str, str] = {}
+    argv: list[str] = []
+    for token in node.children:
+        value = str(token)
+        if token.type == "ASSIGN" and not argv:
+            key, _, raw = value.partition("=")
+            env[key] = _unquote(raw)
+        else:
+            argv.append(_unquote(value))
+    if argv and argv[0] == "export":  # `export A=1 B=2` sets variables like inline assignments do
+        for word in argv[1:]:
+            key, eq, raw = word.partition("=")
+            if eq:
+                env[key] = _unquote(raw)
+    return SimpleCommand(env, tuple(argv))
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    if "=" in value:
+        key, _, raw = value.partition("=")
+        return f"{key}={_unquote(raw)}"
+    return value
+
+
+# Literal anchors for the lines the grammars care about beyond rules and fact patterns: commands
+# (prompts, `bash -x`, CI steps), tracebacks, pip's and ninja's structure and version banners.
+# A leading newline means "at the start of a line".
+GRAMMAR_ANCHORS: tuple[str, ...] = (
+    "$ ", "# ", "\n+ ", "\n++ ", "##[group]Run", "] RUN ", ": RUN ", "\nRUN ", "PS ",
+    "pip install", "pip3 install", "pip wheel", "uv pip ", "uv sync", "uv add", "setup.py ",
+    "conda activate", "conda install", "/activate", "export ", "MAX_JOBS=", "CUDA_HOME=", "TORCH_CUDA_ARCH_LIST=",
+    "python -m ", "python3 -m ", "python -c", "python3 -c",
+    "Traceback (most recent call last)", "File \"", "During handling of the above", "The above exception",
+    "Exception:", "Error:", "KeyboardInterrupt", "FAILED: ", "ninja: ",
+    "ERROR: ", "error: ", "× ", "╰─", "├─▶", "Successfully ", "Requirement already satisfied",
+    "Cuda compilation tools", "NVIDIA-SMI", "(UUID: GPU-", "torch.__version__", "orch version",
+    "PyTorch version:", "CUDA used to build", "Python 3.", "gcc (", "g++ (", "clang version", "Mem:",
+    "GCC version:", "Nvidia driver version", "GPU models", "CUDA runtime version",
+)  # fmt: skip

@@ -1,0 +1,19 @@
+"""Compiles the lark grammars once per process (LALR, cached on disk between runs)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from lark import Lark
+
+from buildlog.resources import grammar_text
+
+GRAMMARS = ("command", "diagnostic", "python", "ninja", "pip", "banner")
+
+
+@cache
+def parser(name: str) -> Lark:
+    """The LALR parser for grammars/<name>.lark."""
+    if name not in GRAMMARS:
+        raise KeyError(f"no grammar named {name!r}")
+    return Lark(grammar_text(name), parser="lalr", lexer="contextual", cache=True)

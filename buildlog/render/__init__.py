@@ -1,0 +1,1 @@
+"""Render: pure functions from a Report to terminal text, markdown or JSON. No parsing here."""

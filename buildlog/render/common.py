@@ -1,0 +1,71 @@
+"""Wording shared by the terminal and markdown renderers, so both tell the same story."""
+
+from __future__ import annotations
+
+from buildlog.models import Attempt, Facts, Incident, Report
+
+OUTCOME_WORDS = {"success": "succeeded", "failure": "failed", "unknown": "ended unclear"}
+STATUS_MARKS = {"failure": "✗", "success": "✓", "unknown": "?", "empty": "·"}
+
+
+def attempt_summary(attempt: Attempt, report: Report) -> str:
+    """`failed: cuda_version_mismatch` / `succeeded`."""
+    causes = [i.cause for i in report.incidents if i.id in attempt.incidents]
+    words = OUTCOME_WORDS[attempt.outcome]
+    return f"{words}: {', '.join(causes)}" if causes else words
+
+
+def incident_summary(incident: Incident) -> str:
+    """One sentence: where the incident occurred and what resolved it."""
+    where = "attempt" + ("s " if len(incident.attempts) > 1 else " ") + ", ".join(map(str, incident.attempts))
+    if incident.resolved_by is None:
+        return f"{incident.cause} in {where}: still open"
+    text = f"{incident.cause} in {where}: resolved in attempt {incident.resolved_by.attempt} by {incident.resolved_by.change}"
+    if incident.resolved_by.other_changes:
+        text += f" (also changed: {'; '.join(incident.resolved_by.other_changes)})"
+    return text
+
+
+def fact_pairs(facts: Facts) -> list[tuple[str, str]]:
+    """The facts worth showing, as (label, value) in a fixed order."""
+    pairs: list[tuple[str, str]] = []
+
+    def add(label: str, value: str | None) -> None:
+        if value:
+            pairs.append((label, value))
+
+    add("nvcc (CUDA)", facts.nvcc.value if facts.nvcc else None)
+    add("CUDA_HOME", facts.cuda_home.value if facts.cuda_home else None)
+    torch = facts.torch.value if facts.torch else None
+    if facts.torch_cuda:
+        torch = f"{torch or '?'} (CUDA {facts.torch_cuda.value})"
+    add("torch", torch)
+    driver = facts.driver.value if facts.driver else None
+    if driver and facts.driver_cuda:
+        driver += f" (up to CUDA {facts.driver_cuda.value})"
+    add("driver", driver)
+    add("GPUs", ", ".join(g.value for g in facts.gpus))
+    add("gcc", facts.gcc.value if facts.gcc else None)
+    add("python", facts.python.value if facts.python else None)
+    add("venv", facts.venv.value if facts.venv else None)
+    add("MAX_JOBS", facts.max_jobs.value if facts.max_jobs else None)
+    add("TORCH_CUDA_ARCH_LIST", facts.arch_list.value if facts.arch_list else None)
+    add("arch flags", ", ".join(g.value for g in facts.gencode))
+    add("RAM (GB)", facts.ram_gb.value if facts.ram_gb else None)
+    add("cores", facts.cores.value if facts.cores else None)
+    for name, value in facts.packages.items():
+        add(name, value.value)
+    return pairs
+
+
+def fix_parts(fix: str) -> list[tuple[str, str]]:
+    """Split a fix into ('text', ...) and ('command', ...) parts: lines starting `$ ` are commands."""
+    parts: list[tuple[str, str]] = []
+    for line in fix.splitlines():
+        kind = "command" if line.startswith("$ ") else "text"
+        body = line[2:] if kind == "command" else line
+        if parts and parts[-1][0] == kind:
+            parts[-1] = (kind, parts[-1][1] + "\n" + body)
+        else:
+            parts.append((kind, body))
+    return parts

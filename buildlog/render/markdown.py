@@ -1,0 +1,77 @@
+"""A markdown report that pastes cleanly into a GitHub or Jira ticket."""
+
+from __future__ import annotations
+
+from buildlog.models import Report, RootCause
+from buildlog.render.common import STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report as markdown text."""
+    out = [f"## {STATUS_MARKS[report.status]} {report.headline}", "", f"`{report.source}` · {report.lines} lines"]
+    if report.missing:
+        out += ["", f"> {report.missing}"]
+    out += _timeline(report)
+    for n, cause in enumerate(report.root_causes, start=1):
+        out += _cause(n, cause)
+    if report.relevant and not any(c.id == "unknown" for c in report.root_causes):
+        out += ["", "### Lines worth reading", "", "```text", *_numbered(report.relevant), "```"]
+    out += _risks(report)
+    out += _facts(report)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _timeline(report: Report) -> list[str]:
+    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents):
+        return []
+    out = ["", "### Timeline", "", "| # | line | command | outcome |", "|---|---|---|---|"]
+    for a in report.attempts:
+        out.append(f"| {a.number} | {a.line} | `{_cell(a.command)}` | {attempt_summary(a, report)} |")
+    if report.incidents:
+        out.append("")
+        out += [f"- **{i.id}** {incident_summary(i)}" for i in report.incidents]
+    return out
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("`", "'")
+
+
+def _numbered(evidence) -> list[str]:  # type: ignore[no-untyped-def]
+    width = max((len(str(e.line)) for e in evidence), default=1)
+    return [f"{e.line:>{width}} | {e.text}" for e in evidence]
+
+
+def _cause(n: int, cause: RootCause) -> list[str]:
+    out = ["", f"### Cause {n}: `{cause.id}` ({cause.confidence:.0%})", "", cause.title]
+    if cause.evidence:
+        out += ["", "```text", *_numbered(cause.evidence), "```"]
+    if cause.fix:
+        out += ["", "**Fix**", ""]
+        for kind, body in fix_parts(cause.fix):
+            out += ["```bash", body, "```"] if kind == "command" else [body]
+    return out
+
+
+def _risks(report: Report) -> list[str]:
+    if not report.risks:
+        return []
+    out = ["", "### Risks", ""]
+    for risk in report.risks:
+        facts = ", ".join(f"`{k}={v}`" for k, v in risk.facts.items())
+        out.append(f"- **{risk.title}**" + (f" ({facts})" if facts else ""))
+        if risk.consequence:
+            out.append(f"  {risk.consequence}")
+        for kind, body in fix_parts(risk.fix):
+            if kind == "command":
+                out += ["  ```bash", *(f"  {line}" for line in body.splitlines()), "  ```"]
+            elif body:
+                out.append(f"  {body}")
+    return out
+
+
+def _facts(report: Report) -> list[str]:
+    pairs = fact_pairs(report.facts)
+    if not pairs:
+        return []
+    return ["", "### Facts from the log", "", "| fact | value |", "|---|---|", *(f"| {k} | `{_cell(v)}` |" for k, v in pairs)]

@@ -1,0 +1,151 @@
+"""The terminal report (rich): timeline first, then causes with evidence and fix, risks, facts.
+
+Colour only when the console is a terminal; rich honours NO_COLOR and plain pipes get plain text.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from buildlog.models import Report, RootCause
+from buildlog.render.common import STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary
+
+STATUS_STYLE = {"failure": "bold red", "success": "bold green", "unknown": "bold yellow", "empty": "bold"}
+
+
+def render_terminal(report: Report, console: Console) -> None:
+    """Print the report on `console`."""
+    console.print(_header(report))
+    for block in (_timeline(report), _causes(report), _relevant(report), _risks(report), _similar(report), _facts(report)):
+        if block is not None:
+            console.print()
+            console.print(block)
+
+
+def _header(report: Report) -> RenderableType:
+    mark = STATUS_MARKS[report.status]
+    title = Text(f"{mark} {report.headline}", style=STATUS_STYLE[report.status])
+    meta = Text(f"{report.source} · {report.lines} lines", style="dim")
+    parts: list[RenderableType] = [title, meta]
+    if report.missing:
+        parts.append(Text(report.missing, style="yellow"))
+    return Group(*parts)
+
+
+def _section(title: str) -> Text:
+    return Text(title, style="bold underline")
+
+
+def _timeline(report: Report) -> RenderableType | None:
+    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents):
+        return None
+    table = Table.grid(padding=(0, 2))
+    for attempt in report.attempts:
+        style = {"failure": "red", "success": "green"}.get(attempt.outcome, "yellow")
+        table.add_row(
+            Text(f"#{attempt.number}", style="bold"), Text(f"line {attempt.line}", style="dim"),
+            Text(attempt.command, overflow="fold"), Text(attempt_summary(attempt, report), style=style),
+        )  # fmt: skip
+    lines: list[RenderableType] = [_section("Timeline"), table]
+    if report.incidents:
+        lines.append(Text())
+        for incident in report.incidents:
+            style = "green" if incident.resolved_by else "red"
+            lines.append(Text(f"{incident.id}  {incident_summary(incident)}", style=style))
+    return Group(*lines)
+
+
+def _causes(report: Report) -> RenderableType | None:
+    if not report.root_causes:
+        return None
+    blocks: list[RenderableType] = []
+    for n, cause in enumerate(report.root_causes, start=1):
+        blocks += [_cause(n, cause), Text()]
+    return Group(*blocks[:-1])
+
+
+def _cause(n: int, cause: RootCause) -> RenderableType:
+    head = Text(f"Cause {n}: ", style="bold")
+    head.append(cause.id, style="bold magenta")
+    head.append(f"  ({cause.confidence:.0%})", style="dim")
+    parts: list[RenderableType] = [head, Text(cause.title)]
+    if cause.evidence:
+        width = max(len(str(e.line)) for e in cause.evidence)
+        evidence = Text()
+        for e in cause.evidence:
+            evidence.append(f"{e.line:>{width}} │ ", style="dim")
+            evidence.append(e.text + "\n")
+        evidence.rstrip()
+        parts += [Text("Evidence", style="bold"), Padding(evidence, (0, 0, 0, 2))]
+    if cause.fix:
+        parts += [Text("Fix", style="bold"), Padding(_fix(cause.fix), (0, 0, 0, 2))]
+    return Group(*parts)
+
+
+def _fix(fix: str) -> RenderableType:
+    out = Text()
+    for kind, body in fix_parts(fix):
+        if kind == "command":
+            for line in body.splitlines():
+                out.append(f"$ {line}\n", style="bold cyan")
+        else:
+            out.append(body + "\n")
+    out.rstrip()
+    return out
+
+
+def _relevant(report: Report) -> RenderableType | None:
+    if not report.relevant or any(c.id == "unknown" for c in report.root_causes):
+        return None
+    text = Text()
+    for e in report.relevant:
+        text.append(f"{e.line:>6} │ ", style="dim")
+        text.append(e.text + "\n")
+    text.rstrip()
+    return Group(_section("Lines worth reading"), text)
+
+
+def _risks(report: Report) -> RenderableType | None:
+    if not report.risks:
+        return None
+    parts: list[RenderableType] = [_section("Risks")]
+    for risk in report.risks:
+        style = "red" if risk.severity == "error" else "yellow"
+        parts.append(Text(f"! {risk.title}", style=f"bold {style}"))
+        details = Text()
+        facts = ", ".join(f"{k}={v}" for k, v in risk.facts.items())
+        if facts:
+            details.append(f"facts: {facts}\n", style="dim")
+        if risk.consequence:
+            details.append(risk.consequence + "\n")
+        if risk.fix:
+            details.append_text(_fix(risk.fix))
+        details.rstrip()
+        parts.append(Padding(details, (0, 0, 0, 2)))
+    return Group(*parts)
+
+
+def _similar(report: Report) -> RenderableType | None:
+    if not report.similar:
+        return None
+    parts: list[RenderableType] = [_section("Seen before")]
+    for s in report.similar:
+        when = f", last {s.last_seen}" if s.last_seen else ""
+        line = Text(f"{s.cause}  {s.title}  (similarity {s.score:.0%}, seen {s.seen}×{when}, {s.origin})")
+        parts.append(line)
+        if s.fix:
+            parts.append(Padding(Text(f"fixed by: {s.fix}", style="green"), (0, 0, 0, 2)))
+    return Group(*parts)
+
+
+def _facts(report: Report) -> RenderableType | None:
+    pairs = fact_pairs(report.facts)
+    if not pairs:
+        return None
+    table = Table.grid(padding=(0, 2))
+    for label, value in pairs:
+        table.add_row(Text(label, style="dim"), Text(value, overflow="fold"))
+    return Group(_section("Facts from the log"), table)

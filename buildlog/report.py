@@ -1,0 +1,176 @@
+"""Assembles the Report from attempts, findings and facts: the last step before rendering.
+
+Decides what the log amounts to (failure, success, unknown, empty), which causes lead, what the
+fix says with this log's values, which lines to show when nothing is certain, and what part of
+the log is missing when it is too short to tell.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from buildlog.diagnose.engine import Finding, outcome_of
+from buildlog.diagnose.fixes import fill, template_values
+from buildlog.diagnose.incidents import Occurrence, build_incidents
+from buildlog.diagnose.rules import cause_ids
+from buildlog.models import Attempt, Evidence, Facts, Incident, Outcome, Report, RootCause, Status
+from buildlog.segment import Span
+
+MAX_EVIDENCE = 6
+MAX_RELEVANT = 8
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything the earlier stages produced for one log."""
+
+    source: str
+    lines: int
+    spans: Sequence[Span]
+    findings: Sequence[Finding]
+    facts: Facts
+    facts_for: Callable[[int], Facts]
+    tail: Sequence[tuple[int, str]]
+
+
+def build_report(data: Inputs) -> Report:
+    """The whole Report for one log."""
+    by_attempt = {s.number: [f for f in data.findings if f.attempt == s.number] for s in data.spans}
+    outcomes = {n: outcome_of(fs) for n, fs in by_attempt.items()}
+    causal = [f for f in data.findings if f.rule.role == "cause" and outcomes[f.attempt] != "success"]
+    spans = {s.number: s for s in data.spans}
+    occurrences = [Occurrence(f.rule.cause, f.attempt, f.line, spans[f.attempt].stage_at(f.line)) for f in causal]
+    incidents = build_incidents(occurrences, data.spans, outcomes)
+    status = _status(data, outcomes)
+    roots = _root_causes(causal, incidents, data, outcomes)
+    if status == "failure" and _last_failed_unexplained(data.spans, outcomes, causal):
+        roots.append(_unknown(data))
+    attempts = [_attempt(s, outcomes[s.number], incidents) for s in data.spans if _worth_listing(s, outcomes)]
+    return Report(
+        source=data.source,
+        lines=data.lines,
+        status=status,
+        headline=_headline(status, roots, incidents, attempts),
+        root_causes=roots,
+        facts=data.facts,
+        attempts=attempts,
+        incidents=incidents,
+        relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
+        missing=_missing(data, status),
+    )
+
+
+def _status(data: Inputs, outcomes: dict[int, Outcome]) -> Status:
+    if data.lines == 0 or not any(text.strip() for _, text in data.tail):
+        return "empty"
+    known = [outcomes[s.number] for s in data.spans if outcomes[s.number] != "unknown"]
+    return known[-1] if known else "unknown"
+
+
+def _worth_listing(span: Span, outcomes: dict[int, Outcome]) -> bool:
+    return span.explicit or outcomes[span.number] != "unknown" or bool(span.stages)
+
+
+def _attempt(span: Span, outcome: Outcome, incidents: Sequence[Incident]) -> Attempt:
+    ids = [i.id for i in incidents if span.number in i.attempts]
+    return Attempt(
+        number=span.number, line=span.start, command=span.command or "(no command shown)", env=span.env,
+        interpreter=span.interpreter, outcome=outcome, stage=span.stage, incidents=ids, end_line=span.end,
+    )  # fmt: skip
+
+
+def _root_causes(
+    causal: Sequence[Finding], incidents: Sequence[Incident], data: Inputs, outcomes: dict[int, Outcome]
+) -> list[RootCause]:
+    titles = cause_ids()
+    last_failed = max((n for n, o in outcomes.items() if o == "failure"), default=0)
+    roots = []
+    for incident in incidents:
+        mine = [f for f in causal if f.rule.cause == incident.cause]
+        best = max(mine, key=lambda f: (f.rule.priority, -f.line))
+        span = next(s for s in data.spans if s.number == best.attempt)
+        values = template_values(best.hit.groups, data.facts_for(best.attempt), span)
+        roots.append(
+            RootCause(
+                id=incident.cause, title=titles[incident.cause], confidence=max(f.rule.confidence for f in mine),
+                evidence=_evidence(mine), fix=fill(best.rule.fix, values), rule=best.rule.id,
+                attempts=incident.attempts,
+            )  # fmt: skip
+        )
+    open_first = sorted(
+        roots,
+        key=lambda r: (last_failed not in r.attempts, -_priority(r, causal), r.evidence[0].line if r.evidence else 0),
+    )
+    return open_first
+
+
+def _priority(root: RootCause, causal: Sequence[Finding]) -> int:
+    return max((f.rule.priority for f in causal if f.rule.id == root.rule), default=0)
+
+
+def _evidence(findings: Sequence[Finding]) -> list[Evidence]:
+    seen: dict[int, str] = {}
+    for f in sorted(findings, key=lambda f: (-f.rule.priority, f.line)):
+        for line, text in zip(f.hit.lines, f.hit.texts):
+            seen.setdefault(line, text)
+        if len(seen) >= MAX_EVIDENCE:
+            break
+    return [Evidence(line=n, text=t) for n, t in sorted(seen.items())[:MAX_EVIDENCE]]
+
+
+def _last_failed_unexplained(spans: Sequence[Span], outcomes: dict[int, Outcome], causal: Sequence[Finding]) -> bool:
+    failed = [s.number for s in spans if outcomes[s.number] == "failure"]
+    return bool(failed) and not any(f.attempt == failed[-1] for f in causal)
+
+
+def _unknown(data: Inputs) -> RootCause:
+    return RootCause(
+        id="unknown", title="No known cause matched", confidence=0.0, evidence=_relevant(data)[:MAX_EVIDENCE],
+        fix="buildlog found the failure but no rule explains it. Read the lines below, starting with the first error.",
+    )  # fmt: skip
+
+
+def _relevant(data: Inputs) -> list[Evidence]:
+    """Lines worth reading when no cause is certain: first errors first, then the final ones."""
+    symptoms = sorted(
+        (f for f in data.findings if f.rule.role in ("symptom", "cause")),
+        key=lambda f: (-f.rule.priority, f.line),
+    )
+    picked: dict[int, str] = {}
+    for f in symptoms:
+        picked.setdefault(f.line, f.event.text)
+        if len(picked) >= MAX_RELEVANT:
+            break
+    return [Evidence(line=n, text=t) for n, t in sorted(picked.items())]
+
+
+def _missing(data: Inputs, status: Status) -> str:
+    if status != "unknown":
+        return ""
+    if data.lines < 5:
+        return (
+            f"The log has only {data.lines} line(s). Paste the whole output of the failing command, from the "
+            "command line itself to the last line (pip install -v shows the compiler's messages)."
+        )
+    return (
+        "The log shows no error and no success. It may be cut off: include the end of the output, and the "
+        "command that was run (with pip, add -v to see the build's own messages)."
+    )
+
+
+def _headline(status: Status, roots: Sequence[RootCause], incidents: Sequence[Incident], attempts: Sequence[Attempt]) -> str:
+    if status == "empty":
+        return "The log is empty: there is nothing to explain."
+    if status == "success":
+        fixed = sum(1 for i in incidents if i.resolved_by)
+        extra = f" after {len(attempts)} attempts; {fixed} problem(s) resolved on the way" if fixed else ""
+        return f"The build succeeded{extra}."
+    if status == "unknown":
+        return "The log does not show whether the build failed or succeeded."
+    if not roots or roots[0].id == "unknown":
+        return "The build failed, but no known cause matched."
+    title = roots[0].title
+    if not title[1:2].isupper():
+        title = title[0].lower() + title[1:]
+    return f"The build failed: {title}."

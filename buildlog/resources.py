@@ -1,0 +1,43 @@
+"""The one place that reads package data (grammars, rules, tables) via importlib.resources.
+
+Going through importlib.resources keeps the data working from a wheel, a zip or a checkout alike.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+def grammar_text(name: str) -> str:
+    """The text of grammars/<name>.lark."""
+    return resources.files("buildlog.grammars").joinpath(f"{name}.lark").read_text("utf-8")
+
+
+def knowledge_file(*parts: str) -> Traversable:
+    """A file under buildlog/knowledge."""
+    node = resources.files("buildlog.knowledge")
+    for part in parts:
+        node = node.joinpath(part)
+    return node
+
+
+@cache
+def load_toml(*parts: str) -> dict[str, Any]:
+    """Parse a TOML file under buildlog/knowledge (cached: the data never changes in a run)."""
+    return tomllib.loads(knowledge_file(*parts).read_text("utf-8"))
+
+
+def toml_files(folder: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every TOML file in a knowledge sub-folder, by name, parsed."""
+    node = knowledge_file(folder)
+    files = sorted((p for p in node.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
+    return [(p.name, tomllib.loads(p.read_text("utf-8"))) for p in files]

@@ -1,0 +1,222 @@
+"""Segment: split a log into attempts (each build or install command and the output after it).
+
+An attempt starts at a command that builds or installs: typed at a prompt, traced by `bash -x`,
+announced by a CI step, or (without any prompt) a fresh pip run after the previous one ended. The
+environment in force is tracked across the session (`export`, `source .../activate`, inline
+`VAR=value`), and each attempt records how far the build got, so a later attempt can be judged
+by whether it got past the stage where an earlier one failed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+from buildlog.parse.events import Event, SimpleCommand
+from buildlog.resources import load_toml
+
+STAGES = ("start", "resolve", "build-deps", "metadata", "configure", "compile", "link", "install", "run")
+RANK = {name: i for i, name in enumerate(STAGES)}
+
+_INFO_ARGS = {"--version", "-V", "-v", "list", "show", "freeze", "--help", "-h", "config", "cache", "inspect", "check", "venv"}
+_PY = re.compile(r"^(?:\S*/)?python(?:\d(?:\.\d+)?)?(?:\.exe)?$")
+_PIP = re.compile(r"^(?:\S*/)?pip(?:\d(?:\.\d+)?)?(?:\.exe)?$")
+_BUILD_TOOLS = re.compile(r"^(?:\S*/)?(?:nvcc|cmake|make|ninja|torchrun|accelerate|deepspeed)$")
+
+
+@dataclass(frozen=True)
+class StageMarker:
+    """A line kind that shows a build reached a stage (knowledge/stages.toml)."""
+
+    stage: str
+    anchors: tuple[str, ...]
+    regex: re.Pattern[str]
+    budget: int
+
+
+@cache
+def stage_markers() -> tuple[StageMarker, ...]:
+    records = load_toml("stages.toml")["stage"]
+    return tuple(
+        StageMarker(r["stage"], tuple(r["anchors"]), re.compile(r["pattern"]), int(r.get("budget", 0)))
+        for r in records
+    )
+
+
+@dataclass
+class Span:
+    """One attempt: where it is in the log, what ran, in what environment, how far it got."""
+
+    number: int
+    start: int
+    end: int
+    command: str
+    env: dict[str, str]
+    interpreter: str | None
+    venv: str | None
+    explicit: bool
+    stages: dict[str, int] = field(default_factory=dict)  # stage -> first line reached
+    closed: bool = False  # pip already said how it ended
+    active: bool = False  # something other than a command happened in it
+
+    @property
+    def stage(self) -> str:
+        return max(self.stages, key=RANK.__getitem__, default="start")
+
+    def stage_at(self, line: int) -> str:
+        """The furthest stage reached at or before `line`."""
+        reached = [s for s, at in self.stages.items() if at <= line]
+        return max(reached, key=RANK.__getitem__, default="start")
+
+
+def stage_of(event: Event) -> str | None:
+    """The stage that this line shows, if any."""
+    for marker in stage_markers():
+        if any(a in event.text for a in marker.anchors) and marker.regex.search(event.text):
+            return marker.stage
+    return None
+
+
+def is_build_command(cmd: SimpleCommand) -> bool:
+    """Does this simple command try to build, install or run something (not just inspect)?"""
+    argv = [a for a in cmd.argv if a != "sudo"] or [""]
+    head, rest = argv[0], argv[1:]
+    if _PIP.match(head):
+        return bool(rest) and rest[0] in ("install", "wheel", "download")
+    if head == "uv":
+        return bool(rest) and (rest[0] in ("add", "sync", "build", "run") or rest[:2] == ["pip", "install"])
+    if head in ("conda", "mamba", "micromamba"):
+        return bool(rest) and rest[0] == "install"
+    if _PY.match(head):
+        return _python_runs_something(rest)
+    if _BUILD_TOOLS.match(head):
+        return not (set(rest) & _INFO_ARGS)
+    return head in ("bash", "sh") and bool(rest) and rest[0].endswith(".sh")
+
+
+def _python_runs_something(rest: list[str]) -> bool:
+    if not rest or rest[0] in ("--version", "-V"):
+        return False
+    if rest[0] == "-m" and len(rest) > 1:
+        if rest[1] == "venv":
+            return False
+        if rest[1] == "pip":
+            return len(rest) > 2 and rest[2] in ("install", "wheel", "download")
+    return True
+
+
+def interpreter_of(cmd: SimpleCommand, venv: str | None) -> str | None:
+    """Which interpreter or pip actually ran, as far as the command line says."""
+    argv = list(cmd.argv)
+    sudo = argv[:1] == ["sudo"]
+    argv = [a for a in argv if a != "sudo"]
+    if not argv:
+        return None
+    head = argv[0]
+    if head == "uv" and "--python" in argv:
+        i = argv.index("--python")
+        return argv[i + 1] if i + 1 < len(argv) else "uv"
+    if head == "uv" and "--system" in argv:
+        return "uv --system"
+    name = head
+    if "/" not in head and venv and (_PIP.match(head) or _PY.match(head)):
+        name = f"{venv}/bin/{head}"
+    return f"sudo {name}" if sudo else name
+
+
+_ACTIVITY = frozenset({
+    "exception", "traceback", "diagnostic", "tool_message", "pip_error", "pip_block", "pip_success",
+    "ninja_failed", "ninja_message", "uv_chain",
+})  # fmt: skip
+
+
+class Segmenter:
+    """Walks events in order and cuts them into attempt spans."""
+
+    def __init__(self) -> None:
+        self.env: dict[str, str] = {}
+        self.venv: str | None = None
+        self.spans: list[Span] = [Span(1, 1, 0, "", {}, None, None, explicit=False)]
+        self.budget_used: dict[str, int] = {}
+
+    def feed(self, event: Event) -> None:
+        if event.kind == "command":
+            self._command(event)
+            return
+        span = self.spans[-1]
+        stage = stage_of(event)
+        span.active = span.active or bool(stage) or event.kind in _ACTIVITY
+        if stage == "resolve" and span.closed and not event.indent:
+            span = self._open(event.line, _implied_command(event), explicit=False)
+        if stage:
+            span.stages.setdefault(stage, event.line)
+        if event.kind in ("pip_success", "pip_error") and not event.indent:
+            span.closed = span.closed or _pip_final(event)
+
+    def _command(self, event: Event) -> None:
+        build: SimpleCommand | None = None
+        for cmd in event.commands:
+            self._track_env(cmd)
+            if build is None and is_build_command(cmd):
+                build = cmd
+        if build is None:
+            return
+        env = {**self.env, **build.env}
+        text = _command_text(event)
+        span = self._open(event.line, text, explicit=True)
+        span.env, span.venv = env, self.venv
+        span.interpreter = interpreter_of(build, self.venv)
+
+    def _open(self, line: int, command: str, explicit: bool) -> Span:
+        current = self.spans[-1]
+        if current.number == 1 and not current.explicit and not current.active:
+            self.spans.pop()  # nothing happened before the first command
+        else:
+            current.end = line - 1
+        number = len(self.spans) + 1
+        span = Span(number, line, 0, command, dict(self.env), None, self.venv, explicit)
+        self.spans.append(span)
+        return span
+
+    def _track_env(self, cmd: SimpleCommand) -> None:
+        argv = cmd.argv
+        if argv[:1] == ("export",) or (not argv and cmd.env):
+            self.env.update(cmd.env)
+        elif len(argv) >= 2 and argv[0] in ("source", ".") and argv[1].endswith("/activate"):
+            self.venv = argv[1].rsplit("/bin/activate", 1)[0]
+        elif len(argv) >= 3 and argv[0] in ("conda", "mamba", "micromamba") and argv[1] == "activate":
+            self.venv = argv[2]
+        elif argv[:1] == ("deactivate",) or argv[:2] in (("conda", "deactivate"), ("mamba", "deactivate")):
+            self.venv = None
+        elif argv[:1] == ("unset",):
+            for name in argv[1:]:
+                self.env.pop(name, None)
+
+    def finish(self, last_line: int) -> list[Span]:
+        self.spans[-1].end = last_line
+        return self.spans
+
+
+def _pip_final(event: Event) -> bool:
+    rest = event.fields.get("rest", "")
+    return event.kind == "pip_success" or rest.startswith(("Failed building wheel", "Could not build wheels", "Failed to build"))
+
+
+def _implied_command(event: Event) -> str:
+    m = re.match(r"(?:Collecting|Obtaining|Processing)\s+(\S+)", event.text)
+    return f"pip install {m.group(1)}" if m else "pip install"
+
+
+def _command_text(event: Event) -> str:
+    parts = [" ".join([*(f"{k}={v}" for k, v in c.env.items()), *c.argv]) for c in event.commands]
+    return " && ".join(p for p in parts if p)
+
+
+def segment(events: Sequence[Event], last_line: int) -> list[Span]:
+    """Cut the events of a whole log into attempts."""
+    segmenter = Segmenter()
+    for event in events:
+        segmenter.feed(event)
+    return segmenter.finish(last_line)
