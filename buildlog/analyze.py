@@ -6,10 +6,11 @@ and the tests all analyse a log the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import cache
 
-from buildlog.diagnose.engine import Diagnoser
+from buildlog.diagnose.engine import Diagnoser, Finding
 from buildlog.diagnose.rules import load_rules
 from buildlog.facts import fact_patterns, fold, observe
 from buildlog.ingest.clean import clean_line
@@ -18,7 +19,7 @@ from buildlog.models import Facts, Report
 from buildlog.parse.events import GRAMMAR_ANCHORS, Event, parse_line
 from buildlog.report import Inputs, build_report
 from buildlog.scan import Scanner, ScanSummary
-from buildlog.segment import segment, stage_markers
+from buildlog.segment import Span, segment, stage_markers
 
 
 @cache
@@ -36,7 +37,7 @@ def anchors() -> tuple[bytes, ...]:
 
 def parse_events(chunks: Iterable[bytes], summary: ScanSummary) -> list[Event]:
     """Scan, clean and parse the candidate lines."""
-    scanner = Scanner(anchors())
+    scanner = Scanner(anchors(), after=6)
     events = []
     for cand in scanner.scan(chunks, summary):
         after = tuple(clean_line(raw) for raw in cand.after)
@@ -44,24 +45,40 @@ def parse_events(chunks: Iterable[bytes], summary: ScanSummary) -> list[Event]:
     return events
 
 
-def analyze_chunks(name: str, chunks: Iterable[bytes]) -> Report:
-    """Analyse a log given as chunks that end on line breaks."""
+@dataclass(frozen=True)
+class Analysis:
+    """Every stage's output for one log; the report is what users see, the rest serves tests and eval."""
+
+    events: Sequence[Event]
+    spans: Sequence[Span]
+    findings: Sequence[Finding]
+    report: Report
+
+
+def run(name: str, chunks: Iterable[bytes]) -> Analysis:
+    """Run every stage over a log given as chunks that end on line breaks."""
     summary = ScanSummary()
     events = parse_events(chunks, summary)
     observations = list(observe(events))
     spans = segment(events, summary.lines)
     facts = fold(observations)
-    cache_: dict[int, Facts] = {}
+    per_attempt: dict[int, Facts] = {}
 
     def facts_for(attempt: int) -> Facts:
-        if attempt not in cache_:
+        if attempt not in per_attempt:
             end = next(s.end for s in spans if s.number == attempt)
-            cache_[attempt] = fold(observations, until=end)
-        return cache_[attempt]
+            per_attempt[attempt] = fold(observations, until=end)
+        return per_attempt[attempt]
 
     findings = Diagnoser().findings(events, spans, facts_for)
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
-    return build_report(Inputs(name, summary.lines, spans, findings, facts, facts_for, tail))
+    report = build_report(Inputs(name, summary.lines, spans, findings, facts, facts_for, tail))
+    return Analysis(events, spans, findings, report)
+
+
+def analyze_chunks(name: str, chunks: Iterable[bytes]) -> Report:
+    """Analyse a log given as chunks that end on line breaks."""
+    return run(name, chunks).report
 
 
 def analyze(source: Source) -> Report:

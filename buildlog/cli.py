@@ -141,3 +141,25 @@ def rules(cause: str | None) -> None:
         if cause and rule.cause != cause:
             continue
         click.echo(f"{rule.id:34} {rule.cause or rule.role:30} {rule.title}")
+
+
+@main.command("eval")
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, path_type=str))
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@friendly
+def eval_cmd(folder: str, fmt: str) -> None:
+    """Measure buildlog on a folder of cases (a log beside a .toml sidecar; see corpus/README.md).
+
+    Prints per-cause precision and recall, the confusion of primary causes, and every miss with
+    the lines it chose. Exit code 1 when any case misses.
+    """
+    from pathlib import Path
+
+    from buildlog.analyze import analyze_bytes
+    from buildlog.evaluate import evaluate
+    from buildlog.render.evaluation import render_eval_json, render_eval_text
+    from buildlog.store.cases import iter_cases
+
+    result = evaluate(iter_cases(Path(folder)), lambda case: analyze_bytes(case.read_bytes(), case.slug))
+    sys.stdout.write(render_eval_json(result) if fmt == "json" else render_eval_text(result))
+    sys.exit(EXIT_FAILURES_FOUND if result.misses else EXIT_OK)

@@ -105,6 +105,7 @@ class Resolution(Frozen):
 
     attempt: int
     change: str
+    kind: str = Field("", description="what kind of change: toolkit, jobs, interpreter, isolation, packages, ...")
     other_changes: list[str] = Field(default_factory=list)
 
 

@@ -73,9 +73,9 @@ def _describe(cause: str, before: Span, after: Span, spans: Sequence[Span]) -> R
     order = _bearing().get(cause, [])
     ranked = sorted(changes, key=lambda c: order.index(c[0]) if c[0] in order else len(order))
     bearing = [c for c in ranked if c[0] in order]
-    main = bearing[0][1] if bearing else (ranked[0][1] if ranked else "no visible change (the same command, rerun)")
-    others = [text for kind, text in ranked if text != main]
-    return Resolution(attempt=after.number, change=main, other_changes=others)
+    chosen = bearing[0] if bearing else (ranked[0] if ranked else ("rerun", "no visible change (the same command, rerun)"))
+    others = [text for _, text in ranked if text != chosen[1]]
+    return Resolution(attempt=after.number, change=chosen[1], kind=chosen[0], other_changes=others)
 
 
 def _differences(before: Span, after: Span, spans: Sequence[Span]) -> list[tuple[str, str]]:

@@ -99,16 +99,18 @@ def cause_ids() -> dict[str, str]:
 
 
 def _check_examples(rule: Rule) -> list[str]:
-    """Each example that fires must contain an anchor and match; each near-miss must not match."""
+    """Each example that fires must contain an anchor and match the pattern.
+
+    Near-misses are checked through the whole pipeline by the tests: some stay quiet only because
+    of a condition (the facts, the command, the context) that a bare regex cannot see.
+    """
     problems = []
     for text in rule.examples.fire:
         if not any(anchor in text for anchor in rule.anchors):
             problems.append(f"example contains no anchor: {text!r}")
-        if not rule.regex.search(text):
+        lines = text.splitlines()
+        if not any(rule.regex.search("\n".join(lines[i:])) for i in range(len(lines))):
             problems.append(f"pattern does not fire on its example: {text!r}")
-    for text in rule.examples.quiet:
-        if rule.regex.search(text) and any(anchor in text for anchor in rule.anchors):
-            problems.append(f"pattern fires on its near-miss: {text!r}")
     return problems
 
 

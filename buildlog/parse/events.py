@@ -44,7 +44,7 @@ _PROMPT = re.compile(
 _BARE_COMMAND = re.compile(
     r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:sudo\s+(?:-\S+\s+)*)?"
     r"(?:\S*/)?(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?|uv|conda|mamba|micromamba|export|source|nvcc|cmake|make|ninja|bash|sh)"
-    r"(?:\s|$)"
+    r"(?!\s*(?:fatal|error|warning)?\s*:)(?:\s|$)"
 )
 _KNOWN_PROGRAM = re.compile(
     r"^(?:\S*/)?(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?|uv|conda|mamba|micromamba|export|source|nvcc|cmake|make|ninja|"

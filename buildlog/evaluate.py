@@ -1,0 +1,136 @@
+"""`buildlog eval`: run every case of a corpus and measure the answers against the sidecars.
+
+A case passes when the reported causes equal the expected ones (as a set), a successful build
+reports no failure, a log too short to tell says so, every key line is among the evidence, every
+expected risk is reported, and a session's incidents come out in order with their resolutions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from buildlog.models import Report
+from buildlog.store.cases import Case, ExpectedIncident
+
+Analyzer = Callable[[Case], Report]
+
+
+@dataclass
+class CaseResult:
+    """How one case came out."""
+
+    slug: str
+    expected: list[str]
+    predicted: list[str]
+    status: str
+    problems: list[str] = field(default_factory=list)
+    chosen: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class EvalResult:
+    """All case results with per-cause counts and the confusion of primary causes."""
+
+    results: list[CaseResult]
+    counts: dict[str, Counter[str]]
+    confusion: Counter[tuple[str, str]]
+
+    @property
+    def misses(self) -> list[CaseResult]:
+        return [r for r in self.results if not r.ok]
+
+    def precision(self, cause: str) -> float:
+        c = self.counts[cause]
+        return c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 1.0
+
+    def recall(self, cause: str) -> float:
+        c = self.counts[cause]
+        return c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else 1.0
+
+
+def check_case(case: Case, report: Report) -> CaseResult:
+    """Compare one report with its sidecar."""
+    side = case.sidecar
+    predicted = [c.id for c in report.root_causes]
+    result = CaseResult(case.slug, list(side.causes), predicted, report.status)
+    result.chosen = [(e.line, e.text) for c in report.root_causes for e in c.evidence] or [
+        (e.line, e.text) for e in report.relevant
+    ]
+    result.problems += _cause_problems(side.outcome, side.causes, predicted, report)
+    result.problems += _key_line_problems(side.key_lines, report)
+    missing_risks = set(side.risks) - {r.id for r in report.risks}
+    if missing_risks:
+        result.problems.append(f"risks not reported: {sorted(missing_risks)}")
+    result.problems += _incident_problems(side.incidents, report)
+    return result
+
+
+def _cause_problems(outcome: str, expected: list[str], predicted: list[str], report: Report) -> list[str]:
+    if outcome == "success":
+        if predicted or report.status == "failure":
+            return [f"a successful build was reported as {report.status} with {predicted}"]
+        return []
+    if outcome == "unknown" or expected == ["unknown"]:
+        if set(predicted) - {"unknown"} or (report.status != "unknown" and "unknown" not in predicted):
+            return [f"expected 'unknown', got {report.status} with {predicted}"]
+        return []
+    if set(predicted) != set(expected):
+        return [f"expected {expected}, got {predicted}"]
+    return []
+
+
+def _key_line_problems(key_lines: list[str], report: Report) -> list[str]:
+    shown = [e.text for c in report.root_causes for e in c.evidence] + [e.text for e in report.relevant]
+    joined = "\n".join(shown)
+    return [f"key line not in the evidence: {k!r}" for k in key_lines if k not in joined and not _spans(k, shown)]
+
+
+def _spans(key: str, lines: list[str]) -> bool:
+    """A key line broken across evidence lines (a wrapped message) still counts."""
+    return key.replace(" ", "") in "".join(lines).replace(" ", "")
+
+
+def _incident_problems(expected: list[ExpectedIncident], report: Report) -> list[str]:
+    problems = []
+    got = report.incidents
+    if expected and [i.cause for i in got] != [e.cause for e in expected]:
+        problems.append(f"incidents {[i.cause for i in got]}, expected {[e.cause for e in expected]}")
+    for want in expected:
+        match = next((i for i in got if i.cause == want.cause), None)
+        if match is None:
+            continue
+        if want.attempts and match.attempts != want.attempts:
+            problems.append(f"{want.cause}: attempts {match.attempts}, expected {want.attempts}")
+        resolved = match.resolved_by.attempt if match.resolved_by else 0
+        if resolved != want.resolved_in:
+            problems.append(f"{want.cause}: resolved in {resolved}, expected {want.resolved_in}")
+        elif want.change and match.resolved_by:
+            text = f"{match.resolved_by.kind} {match.resolved_by.change}".lower()
+            if want.change.lower() not in text:
+                problems.append(f"{want.cause}: change {match.resolved_by.change!r}, expected {want.change!r}")
+    return problems
+
+
+def evaluate(cases: Iterable[Case], analyze: Analyzer) -> EvalResult:
+    """Run every case and tally."""
+    results, counts, confusion = [], {}, Counter()
+    for case in cases:
+        result = check_case(case, analyze(case))
+        results.append(result)
+        expected = set(case.sidecar.causes) - {"unknown"}
+        predicted = set(result.predicted) - {"unknown"}
+        for cause in expected | predicted:
+            tally = counts.setdefault(cause, Counter())
+            tally["tp" if cause in expected and cause in predicted else "fn" if cause in expected else "fp"] += 1
+        confusion[(_primary(case.sidecar.causes), _primary(result.predicted))] += 1
+    return EvalResult(results, counts, confusion)
+
+
+def _primary(causes: list[str]) -> str:
+    return causes[0] if causes else "none"

@@ -1,0 +1,23 @@
+"""Shared helpers for the tests: where the corpus is, and running the pipeline on text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from buildlog.analyze import Analysis, run
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus" / "cases"
+
+
+def analyse_text(text: str | bytes, name: str = "<test>") -> Analysis:
+    """Run every stage over an in-memory log."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return run(name, [data] if data else [])
+
+
+@pytest.fixture
+def analyse():
+    return analyse_text
