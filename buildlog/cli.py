@@ -106,6 +106,8 @@ def _console(color: bool | None, width: int | None) -> Any:
     from rich.console import Console
 
     no_color = color is False or (color is None and "NO_COLOR" in os.environ)
+    if width is None and not sys.stdout.isatty():
+        width = 100
     return Console(
         force_terminal=True if color else None, no_color=no_color, width=width, highlight=False, soft_wrap=False
     )

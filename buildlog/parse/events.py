@@ -42,9 +42,14 @@ _PROMPT = re.compile(
     r"|^[$%]\s|^#\s+(?=\S)|^\++\s|^##\[group\]Run\s|^#\d+ \[[^\]]*\] RUN\s|^Step \d+/\d+ : RUN\s|^RUN\s|^PS [A-Za-z]:\\"
 )
 _BARE_COMMAND = re.compile(
-    r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:sudo\s+(?:-\S+\s+)*)?"
-    r"(?:\S*/)?(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?|uv|conda|mamba|micromamba|export|source|nvcc|cmake|make|ninja|bash|sh)"
-    r"(?!\s*(?:fatal|error|warning)?\s*:)(?:\s|$)"
+    r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:sudo\s+(?:-\S+\s+)*)?(?:\S*/)?"
+    r"(?:pip3?(?:\.\d+)?\s+(?:install|wheel|download|uninstall|list|show|freeze|config|cache|-V|--version)\b"
+    r"|python3?(?:\.\d+)?(?:\s+-\w+)*\s+(?:-m\s+\w|-c\s|\S+\.py\b|-V\b|--version\b)"
+    r"|uv\s+(?:pip|sync|add|venv|run|build|python)\b"
+    r"|(?:conda|mamba|micromamba)\s+(?:install|create|activate|deactivate|env|run)\b"
+    r"|(?:export|source|unset)\s+\S|deactivate\s*$"
+    r"|(?:nvcc|cmake|make|ninja)(?:\s+-{1,2}\w|\s+\S+\.(?:cu|cpp|c)\b|\s*$)"
+    r"|(?:bash|sh)\s+\S+\.sh\b)"
 )
 _KNOWN_PROGRAM = re.compile(
     r"^(?:\S*/)?(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?|uv|conda|mamba|micromamba|export|source|nvcc|cmake|make|ninja|"
@@ -78,7 +83,7 @@ def grammars_for(text: str, indent: int) -> tuple[str, ...]:
         order.append("command")
     if _PIP_START.match(text):
         order.append("pip")
-    if _EXCEPTION.match(text):
+    if _EXCEPTION.match(text) or (".py:" in text and "Warning:" in text):
         order.append("python")
     if _DIAG_WORD.search(text):
         order += ["diagnostic", "python"] if ".py:" in text else ["diagnostic"]

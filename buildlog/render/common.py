@@ -69,3 +69,11 @@ def fix_parts(fix: str) -> list[tuple[str, str]]:
         else:
             parts.append((kind, body))
     return parts
+
+
+def resolved_note(cause_id: str, report: Report) -> str:
+    """`resolved in attempt 4` when the incident of this cause was resolved, else empty."""
+    for incident in report.incidents:
+        if incident.cause == cause_id and incident.resolved_by:
+            return f"resolved in attempt {incident.resolved_by.attempt}"
+    return ""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from buildlog.models import Report, RootCause
-from buildlog.render.common import STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary
+from buildlog.render.common import (
+    STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary, resolved_note,
+)  # fmt: skip
 
 
 def render_markdown(report: Report) -> str:
@@ -13,7 +15,7 @@ def render_markdown(report: Report) -> str:
         out += ["", f"> {report.missing}"]
     out += _timeline(report)
     for n, cause in enumerate(report.root_causes, start=1):
-        out += _cause(n, cause)
+        out += _cause(n, cause, resolved_note(cause.id, report))
     if report.relevant and not any(c.id == "unknown" for c in report.root_causes):
         out += ["", "### Lines worth reading", "", "```text", *_numbered(report.relevant), "```"]
     out += _risks(report)
@@ -42,8 +44,9 @@ def _numbered(evidence) -> list[str]:  # type: ignore[no-untyped-def]
     return [f"{e.line:>{width}} | {e.text}" for e in evidence]
 
 
-def _cause(n: int, cause: RootCause) -> list[str]:
-    out = ["", f"### Cause {n}: `{cause.id}` ({cause.confidence:.0%})", "", cause.title]
+def _cause(n: int, cause: RootCause, note: str) -> list[str]:
+    suffix = f" · {note}" if note else ""
+    out = ["", f"### Cause {n}: `{cause.id}` ({cause.confidence:.0%}){suffix}", "", cause.title]
     if cause.evidence:
         out += ["", "```text", *_numbered(cause.evidence), "```"]
     if cause.fix:

@@ -5,24 +5,33 @@ Colour only when the console is a terminal; rich honours NO_COLOR and plain pipe
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console, Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from buildlog.models import Report, RootCause
-from buildlog.render.common import STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary
+from buildlog.models import Evidence, Report, RootCause
+from buildlog.render.common import (
+    STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary, resolved_note,
+)  # fmt: skip
 
 STATUS_STYLE = {"failure": "bold red", "success": "bold green", "unknown": "bold yellow", "empty": "bold"}
 
 
+_TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
 def render_terminal(report: Report, console: Console) -> None:
-    """Print the report on `console`."""
-    console.print(_header(report))
-    for block in (_timeline(report), _causes(report), _relevant(report), _risks(report), _similar(report), _facts(report)):
-        if block is not None:
-            console.print()
-            console.print(block)
+    """Print the report on `console` (trailing padding removed, so pasted output stays clean)."""
+    with console.capture() as captured:
+        console.print(_header(report))
+        for block in (_timeline(report), _causes(report), _relevant(report), _risks(report), _similar(report), _facts(report)):
+            if block is not None:
+                console.print()
+                console.print(block)
+    console.file.write(_TRAILING.sub(r"\1", captured.get()))
 
 
 def _header(report: Report) -> RenderableType:
@@ -63,26 +72,33 @@ def _causes(report: Report) -> RenderableType | None:
         return None
     blocks: list[RenderableType] = []
     for n, cause in enumerate(report.root_causes, start=1):
-        blocks += [_cause(n, cause), Text()]
+        blocks += [_cause(n, cause, resolved_note(cause.id, report)), Text()]
     return Group(*blocks[:-1])
 
 
-def _cause(n: int, cause: RootCause) -> RenderableType:
+def _cause(n: int, cause: RootCause, note: str) -> RenderableType:
     head = Text(f"Cause {n}: ", style="bold")
     head.append(cause.id, style="bold magenta")
     head.append(f"  ({cause.confidence:.0%})", style="dim")
+    if note:
+        head.append(f"  {note}", style="green")
     parts: list[RenderableType] = [head, Text(cause.title)]
     if cause.evidence:
-        width = max(len(str(e.line)) for e in cause.evidence)
-        evidence = Text()
-        for e in cause.evidence:
-            evidence.append(f"{e.line:>{width}} │ ", style="dim")
-            evidence.append(e.text + "\n")
-        evidence.rstrip()
-        parts += [Text("Evidence", style="bold"), Padding(evidence, (0, 0, 0, 2))]
+        parts += [Text("Evidence", style="bold"), Padding(_numbered(cause.evidence), (0, 0, 0, 2), expand=False)]
     if cause.fix:
-        parts += [Text("Fix", style="bold"), Padding(_fix(cause.fix), (0, 0, 0, 2))]
+        parts += [Text("Fix", style="bold"), Padding(_fix(cause.fix), (0, 0, 0, 2), expand=False)]
     return Group(*parts)
+
+
+def _numbered(evidence: list[Evidence]) -> RenderableType:
+    """Line numbers in their own column, so wrapped text stays aligned."""
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", style="dim")
+    table.add_column(style="dim")
+    table.add_column(overflow="fold")
+    for e in evidence:
+        table.add_row(str(e.line), "│", Text(e.text))
+    return table
 
 
 def _fix(fix: str) -> RenderableType:
@@ -100,12 +116,7 @@ def _fix(fix: str) -> RenderableType:
 def _relevant(report: Report) -> RenderableType | None:
     if not report.relevant or any(c.id == "unknown" for c in report.root_causes):
         return None
-    text = Text()
-    for e in report.relevant:
-        text.append(f"{e.line:>6} │ ", style="dim")
-        text.append(e.text + "\n")
-    text.rstrip()
-    return Group(_section("Lines worth reading"), text)
+    return Group(_section("Lines worth reading"), _numbered(report.relevant))
 
 
 def _risks(report: Report) -> RenderableType | None:
@@ -124,7 +135,7 @@ def _risks(report: Report) -> RenderableType | None:
         if risk.fix:
             details.append_text(_fix(risk.fix))
         details.rstrip()
-        parts.append(Padding(details, (0, 0, 0, 2)))
+        parts.append(Padding(details, (0, 0, 0, 2), expand=False))
     return Group(*parts)
 
 
@@ -137,7 +148,7 @@ def _similar(report: Report) -> RenderableType | None:
         line = Text(f"{s.cause}  {s.title}  (similarity {s.score:.0%}, seen {s.seen}×{when}, {s.origin})")
         parts.append(line)
         if s.fix:
-            parts.append(Padding(Text(f"fixed by: {s.fix}", style="green"), (0, 0, 0, 2)))
+            parts.append(Padding(Text(f"fixed by: {s.fix}", style="green"), (0, 0, 0, 2), expand=False))
     return Group(*parts)
 
 

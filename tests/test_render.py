@@ -1,0 +1,124 @@
+"""Renderers are pure functions of a Report: exact output from a hand-built one."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from rich.console import Console
+
+from buildlog.models import Report
+from buildlog.render.jsonout import json_schema, render_json
+from buildlog.render.markdown import render_markdown
+from buildlog.render.terminal import render_terminal
+from tests.sample_report import sample_report
+
+TERMINAL = """\
+✓ The build succeeded after 2 attempts; 1 problem(s) resolved on the way.
+build.log · 120 lines
+
+Timeline
+#1  line 10  pip install flash-attn --no-build-isolation              failed: compiler_oom
+#2  line 61  MAX_JOBS=20 pip install flash-attn --no-build-isolation  succeeded
+
+I1  compiler_oom in attempt 1: resolved in attempt 2 by MAX_JOBS=20 (unset before)
+
+Cause 1: compiler_oom  (93%)  resolved in attempt 2
+The compiler ran out of memory during a parallel build
+Evidence
+  40 │ nvcc error   : 'cicc' died due to signal 9 (Kill signal)
+Fix
+  Limit the parallel jobs:
+  $ MAX_JOBS=20 pip install flash-attn --no-build-isolation
+
+Risks
+! TORCH_CUDA_ARCH_LIST does not cover the GPU
+  facts: TORCH_CUDA_ARCH_LIST=10.0, GPU=RTX PRO 6000 Blackwell (12.0)
+  Kernels will fail at run time with "no kernel image is available".
+  $ export TORCH_CUDA_ARCH_LIST="12.0"
+
+Facts from the log
+nvcc (CUDA)  12.8
+torch        2.9.1+cu128 (CUDA 12.8)
+RAM (GB)     432
+"""
+
+MARKDOWN = """\
+## ✓ The build succeeded after 2 attempts; 1 problem(s) resolved on the way.
+
+`build.log` · 120 lines
+
+### Timeline
+
+| # | line | command | outcome |
+|---|---|---|---|
+| 1 | 10 | `pip install flash-attn --no-build-isolation` | failed: compiler_oom |
+| 2 | 61 | `MAX_JOBS=20 pip install flash-attn --no-build-isolation` | succeeded |
+
+- **I1** compiler_oom in attempt 1: resolved in attempt 2 by MAX_JOBS=20 (unset before)
+
+### Cause 1: `compiler_oom` (93%) · resolved in attempt 2
+
+The compiler ran out of memory during a parallel build
+
+```text
+40 | nvcc error   : 'cicc' died due to signal 9 (Kill signal)
+```
+
+**Fix**
+
+Limit the parallel jobs:
+```bash
+MAX_JOBS=20 pip install flash-attn --no-build-isolation
+```
+
+### Risks
+
+- **TORCH_CUDA_ARCH_LIST does not cover the GPU** (`TORCH_CUDA_ARCH_LIST=10.0`, `GPU=RTX PRO 6000 Blackwell (12.0)`)
+  Kernels will fail at run time with "no kernel image is available".
+  ```bash
+  export TORCH_CUDA_ARCH_LIST="12.0"
+  ```
+
+### Facts from the log
+
+| fact | value |
+|---|---|
+| nvcc (CUDA) | `12.8` |
+| torch | `2.9.1+cu128 (CUDA 12.8)` |
+| RAM (GB) | `432` |
+"""
+
+
+def test_terminal_plain():
+    out = io.StringIO()
+    render_terminal(sample_report(), Console(file=out, width=100, color_system=None, highlight=False))
+    assert out.getvalue() == TERMINAL
+
+
+def test_terminal_colour_codes_only_when_asked():
+    out = io.StringIO()
+    render_terminal(sample_report(), Console(file=out, width=100, force_terminal=True, color_system="standard"))
+    assert "\x1b[" in out.getvalue()
+    assert "MAX_JOBS=20" in out.getvalue()
+
+
+def test_markdown():
+    assert render_markdown(sample_report()) == MARKDOWN
+
+
+def test_json_round_trips_and_matches_the_schema_keys():
+    text = render_json(sample_report())
+    data = json.loads(text)
+    assert Report.model_validate(data) == sample_report()
+    schema = json.loads(json_schema())
+    assert {"root_causes", "facts", "attempts", "incidents", "risks"} <= set(schema["properties"])
+    assert set(data) <= set(schema["properties"])
+
+
+def test_empty_report_renders():
+    report = Report(source="-", lines=0, status="empty", headline="The log is empty: there is nothing to explain.")
+    out = io.StringIO()
+    render_terminal(report, Console(file=out, width=80, color_system=None))
+    assert out.getvalue() == "· The log is empty: there is nothing to explain.\n- · 0 lines\n"
+    assert render_markdown(report).startswith("## · The log is empty")
