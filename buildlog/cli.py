@@ -165,3 +165,33 @@ def eval_cmd(folder: str, fmt: str) -> None:
     result = evaluate(iter_cases(Path(folder)), lambda case: analyze_bytes(case.read_bytes(), case.slug))
     sys.stdout.write(render_eval_json(result) if fmt == "json" else render_eval_text(result))
     sys.exit(EXIT_FAILURES_FOUND if result.misses else EXIT_OK)
+
+
+@main.command()
+@click.argument("log", metavar="LOG")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@friendly
+def facts(log: str, fmt: str) -> None:
+    """Print the environment fingerprint a log states: nvcc, torch and its CUDA, driver, GPUs, gcc, ...
+
+    Each value comes with the line that states it (the last statement wins).
+    """
+    from buildlog.analyze import analyze
+    from buildlog.ingest.reader import open_source
+
+    report = analyze(open_source(log))
+    if fmt == "json":
+        sys.stdout.write(report.facts.model_dump_json(indent=2, exclude_defaults=True) + "\n")
+        return
+    from rich.table import Table
+
+    table = Table("fact", "value", "line", box=None, header_style="bold")
+    for name, value in report.facts:
+        values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+        for v in values:
+            if v is not None:
+                table.add_row(name, v.value, str(v.line))
+    if not table.row_count:
+        click.echo("The log states no facts about its environment.")
+        return
+    _console(None, None).print(table)

@@ -27,7 +27,7 @@ SCALAR_FACTS = (
 LIST_FACTS = ("gpus", "gpu_cc", "gencode")
 ENV_FACTS = {"CUDA_HOME": "cuda_home", "CUDA_PATH": "cuda_home", "MAX_JOBS": "max_jobs",
              "TORCH_CUDA_ARCH_LIST": "arch_list", "NVCC_THREADS": "nvcc_threads"}  # fmt: skip
-_GROUP_ALIASES = {"gpu": "gpus", "win_home": "cuda_home", "win_nvcc": "nvcc"}
+_GROUP_ALIASES = {"gpu": "gpus", "win_home": "cuda_home", "win_nvcc": "nvcc", "gencode_2": "gencode"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +165,10 @@ def _from_command(event: Event) -> Iterator[Observation]:
         for key, value in command.env.items():
             if key in ENV_FACTS:
                 yield Observation(ENV_FACTS[key], value, event.line)
+            if key in ("CUDA_HOME", "CUDA_PATH"):
+                release = re.search(r"cuda-?v?(\d+\.\d+)/?$", value, re.IGNORECASE)
+                if release:  # a versioned toolkit path names the nvcc the build will use
+                    yield Observation("nvcc", release.group(1), event.line)
         if len(command.argv) >= 2 and command.argv[0] in ("source", ".") and command.argv[1].endswith("/activate"):
             yield Observation("venv", command.argv[1].rsplit("/bin/activate", 1)[0], event.line)
         elif len(command.argv) >= 3 and command.argv[:2] in (("conda", "activate"), ("mamba", "activate")):

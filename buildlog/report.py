@@ -11,7 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from buildlog.diagnose.engine import Finding, outcome_of
-from buildlog.diagnose.fixes import fill, template_values
+from buildlog.diagnose.checks import run_checks
+from buildlog.diagnose.fixes import template_values
+from buildlog.diagnose.template import fill
 from buildlog.diagnose.incidents import Occurrence, build_incidents
 from buildlog.diagnose.rules import cause_ids
 from buildlog.models import Attempt, Evidence, Facts, Incident, Outcome, Report, RootCause, Status
@@ -47,6 +49,8 @@ def build_report(data: Inputs) -> Report:
     if status == "failure" and _last_failed_unexplained(data.spans, outcomes, causal):
         roots.append(_unknown(data))
     attempts = [_attempt(s, outcomes[s.number], incidents) for s in data.spans if _worth_listing(s, outcomes)]
+    last = data.spans[-1]
+    in_last = {f.rule.cause for f in causal if f.attempt == last.number}
     return Report(
         source=data.source,
         lines=data.lines,
@@ -56,6 +60,7 @@ def build_report(data: Inputs) -> Report:
         facts=data.facts,
         attempts=attempts,
         incidents=incidents,
+        risks=run_checks(data.facts_for(last.number), last, in_last) if status != "empty" else [],
         relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
         missing=_missing(data, status),
     )
@@ -114,6 +119,8 @@ def _evidence(findings: Sequence[Finding]) -> list[Evidence]:
     for f in sorted(findings, key=lambda f: (-f.rule.priority, f.line)):
         for line, text in zip(f.hit.lines, f.hit.texts):
             seen.setdefault(line, text)
+        if f.context is not None:
+            seen.setdefault(f.context.line, f.context.text)
         if len(seen) >= MAX_EVIDENCE:
             break
     return [Evidence(line=n, text=t) for n, t in sorted(seen.items())[:MAX_EVIDENCE]]

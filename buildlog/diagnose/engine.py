@@ -27,6 +27,7 @@ class Finding:
     event: Event
     hit: Hit
     attempt: int
+    context: Event | None = None  # the line that satisfied the rule's context condition
 
     @property
     def line(self) -> int:
@@ -55,6 +56,15 @@ def _conditions_hold(rule: Rule, span: Span, texts: str, facts: Facts) -> bool:
     return all(re.search(regex, _fact_text(facts, name)) for name, regex in rule.facts.items())
 
 
+def _context_event(rule: Rule, event: Event, attempt_events: Sequence[Event]) -> Event | None:
+    """The line nearest to the match that satisfied the rule's context (shown as evidence too)."""
+    if not rule.context:
+        return None
+    regex = re.compile(rule.context)
+    matching = [e for e in attempt_events if e is not event and regex.search(e.text)]
+    return min(matching, key=lambda e: (e.kind == "frame", abs(e.line - event.line)), default=None)
+
+
 def _kind_allowed(rule: Rule, event: Event) -> bool:
     return "any" in rule.events or event.kind in rule.events
 
@@ -72,18 +82,20 @@ class Diagnoser:
             attempt_events = by_attempt.get(span.number, [])
             texts = "\n".join(e.text for e in attempt_events)
             facts = facts_for(span.number)
-            found = [f for e in attempt_events for f in self._match(e, span, texts, facts)]
+            found = [f for e in attempt_events for f in self._match(e, span, texts, facts, attempt_events)]
             out.extend(_apply_overrides(found))
         return out
 
-    def _match(self, event: Event, span: Span, texts: str, facts: Facts) -> list[Finding]:
+    def _match(
+        self, event: Event, span: Span, texts: str, facts: Facts, attempt_events: Sequence[Event]
+    ) -> list[Finding]:
         found = []
         for rule in self.rules:
             if not any(a in event.text for a in rule.anchors) or not _kind_allowed(rule, event):
                 continue
             hits = search(rule.regex, event, rule.multiline)
             if hits and _conditions_hold(rule, span, texts, facts):
-                found.append(Finding(rule, event, hits[0], span.number))
+                found.append(Finding(rule, event, hits[0], span.number, _context_event(rule, event, attempt_events)))
         return found
 
 

@@ -1,41 +1,21 @@
-"""Fills a rule's fix template with this log's versions, paths and settings.
+"""The values a rule's fix template may name, for one finding.
 
-`{name}` takes a value from the rule's captures, then from the facts, then from values derived
-here (a version's major part, the venv's interpreter, a MAX_JOBS that fits the RAM). `{name|text}`
-gives `text` when the log does not say; `text` may itself name one `{other}` value. A template
-whose required value is missing keeps a readable placeholder instead of failing.
+A value comes from the rule's captures, then from the facts, then from what is derived here (a
+version's major part, the venv's interpreter, a MAX_JOBS that fits the RAM).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 
 from buildlog.compat import cc_key, cuda_release, gpu_for
+from buildlog.diagnose.checks import package_of, recommended_jobs
 from buildlog.models import Facts
 from buildlog.segment import Span
 
-_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|((?:[^{}]|\{\w+\})*))?\}")
 _VERSIONED = ("found", "nvcc", "torch_cuda", "cuda", "driver_cuda")
 _MODULE_PACKAGES = {"pkg_resources": "setuptools", "Cython": "cython", "setuptools_scm": "setuptools-scm"}
-# Rough peak memory of one compile job; flash-attn's kernels are the heaviest common case.
-_GB_PER_JOB = {"flash-attn": 16.0, "default": 4.0}
-
-
-def fill(template: str, values: Mapping[str, str]) -> str:
-    """Replace placeholders; unknown names without a fallback become <name>."""
-
-    def one(match: re.Match[str]) -> str:
-        name, fallback = match.group(1), match.group(2)
-        value = values.get(name, "")
-        if value:
-            return value
-        if fallback is None:
-            return f"<{name}>"
-        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), "") or f"<{m.group(1)}>", fallback)
-
-    return _PLACEHOLDER.sub(one, template).strip()
 
 
 def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None) -> dict[str, str]:
@@ -49,6 +29,7 @@ def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None
     if span is not None:
         values.update(_command_values(span))
     values.update(_advice(values, facts))
+    values.update(_jobs_advice(facts, span))
     return values
 
 
@@ -98,7 +79,6 @@ def _advice(values: Mapping[str, str], facts: Facts) -> dict[str, str]:
     if "requirement" in values:
         out["requirement_name"] = re.split(r"[<>=!~\[;]", values["requirement"])[0]
     out.update(_gpu_advice(facts))
-    out.update(_jobs_advice(values, facts))
     release = cuda_release(values.get("nvcc", "")) if values.get("nvcc") else None
     if release and release.gcc_max:
         out["gcc_max"] = release.gcc_max
@@ -118,19 +98,11 @@ def _gpu_advice(facts: Facts) -> dict[str, str]:
     return out
 
 
-def recommended_jobs(ram_gb: float, package: str | None) -> int:
-    """A MAX_JOBS that leaves headroom: about 80% of RAM divided by one job's peak."""
-    per_job = _GB_PER_JOB.get(package or "", _GB_PER_JOB["default"])
-    return max(1, math.floor(ram_gb * 0.8 / per_job))
-
-
-def _jobs_advice(values: Mapping[str, str], facts: Facts) -> dict[str, str]:
+def _jobs_advice(facts: Facts, span: Span | None) -> dict[str, str]:
     out: dict[str, str] = {}
     ram = facts.ram_gb.value if facts.ram_gb else None
-    package = values.get("package") or next(iter(facts.packages), None)
-    package = "flash-attn" if package and "flash" in package else package
     if ram:
-        out["recommended_jobs"] = str(recommended_jobs(float(ram), package))
+        out["recommended_jobs"] = str(recommended_jobs(float(ram), package_of(facts, span)))
     jobs = facts.max_jobs.value if facts.max_jobs else None
     cores = facts.cores.value if facts.cores else None
     if jobs:

@@ -1,0 +1,241 @@
+"""Cross-fact checks: risks that the facts of a log predict, whether or not an error says so.
+
+Each check reads the facts (and the compatibility tables) and either stays quiet or returns the
+values its record in knowledge/checks.toml needs. Unknown GPUs, releases and versions make a check
+stay quiet: a risk is only reported when the tables know enough to be sure.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from buildlog.compat import cc_from_sm, cc_key, cuda_release, gpu_for
+from buildlog.diagnose.template import fill
+from buildlog.models import Facts, Risk
+from buildlog.resources import load_toml
+from buildlog.segment import Span
+
+Found = tuple[dict[str, str], dict[str, str], list[int]]  # (shown facts, template values, lines)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A compiled GPU target: machine code (sm) or PTX (compute) for a compute capability."""
+
+    cc: tuple[int, int]
+    ptx: bool
+    specific: bool  # 'a'/'f' targets run only on their own architecture
+
+    def runs_on(self, gpu: tuple[int, int]) -> bool:
+        if self.specific:
+            return self.cc == gpu
+        if self.ptx:
+            return self.cc <= gpu
+        return self.cc[0] == gpu[0] and self.cc[1] <= gpu[1]
+
+
+def targets(facts: Facts) -> list[Target]:
+    """What the build compiles for: -gencode flags if the log shows them, else TORCH_CUDA_ARCH_LIST."""
+    if facts.gencode:
+        return [_target_from_flag(g.value) for g in facts.gencode]
+    if facts.arch_list:
+        return [t for entry in re.split(r"[;\s,]+", facts.arch_list.value) for t in _targets_from_entry(entry)]
+    return []
+
+
+def _target_from_flag(flag: str) -> Target:
+    return Target(cc_key(cc_from_sm(flag)), flag.startswith("compute_"), flag[-1:] in ("a", "f"))
+
+
+def _targets_from_entry(entry: str) -> list[Target]:
+    m = re.fullmatch(r"(\d+)\.(\d+)([af]?)(\+PTX)?", entry.strip(), re.IGNORECASE)
+    if not m:
+        return []
+    cc, specific = (int(m.group(1)), int(m.group(2))), bool(m.group(3))
+    out = [Target(cc, ptx=False, specific=specific)]
+    if m.group(4):
+        out.append(Target(cc, ptx=True, specific=specific))
+    return out
+
+
+def _fmt(cc: tuple[int, int]) -> str:
+    return f"{cc[0]}.{cc[1]}"
+
+
+def check_arch_list_misses_gpu(facts: Facts, span: Span | None) -> Found | None:
+    wanted = targets(facts)
+    gpus = [(g, gpu_for(g.value)) for g in facts.gpus]
+    known = [(g, row) for g, row in gpus if row]
+    if not wanted or not known:
+        return None
+    missed = [(g, row) for g, row in known if not any(t.runs_on(cc_key(row.cc)) for t in wanted)]
+    if not missed:
+        return None
+    g, row = missed[0]
+    requested = facts.arch_list.value if facts.arch_list and not facts.gencode else ", ".join(x.value for x in facts.gencode)
+    label = "TORCH_CUDA_ARCH_LIST" if facts.arch_list and not facts.gencode else "arch flags"
+    ccs = sorted({r.cc for _, r in known}, key=cc_key)
+    lines = [g.line] + ([facts.arch_list.line] if facts.arch_list else [x.line for x in facts.gencode[:1]])
+    return {label: requested, "GPU": f"{g.value} (compute capability {row.cc})"}, {"wanted": ";".join(ccs)}, lines
+
+
+def check_arch_unsupported_by_nvcc(facts: Facts, span: Span | None) -> Found | None:
+    release = cuda_release(facts.nvcc.value) if facts.nvcc else None
+    wanted = targets(facts)
+    if not release or not release.sm_min or not release.sm_max or not wanted:
+        return None
+    low, high = cc_key(release.sm_min), cc_key(release.sm_max)
+    bad = sorted({_fmt(t.cc) for t in wanted if t.cc < low or t.cc > high})
+    if not bad:
+        return None
+    shown = {"nvcc": facts.nvcc.value, "requested": ", ".join(bad)}  # type: ignore[union-attr]
+    values = {"unsupported": ", ".join(bad), "supported_range": f"{release.sm_min} to {release.sm_max}"}
+    return shown, values, [facts.nvcc.line]  # type: ignore[union-attr]
+
+
+def check_cuda_major_mismatch(facts: Facts, span: Span | None) -> Found | None:
+    if not facts.nvcc or not facts.torch_cuda:
+        return None
+    nvcc, torch = _major(facts.nvcc.value), _major(facts.torch_cuda.value)
+    if nvcc is None or torch is None or nvcc == torch:
+        return None
+    shown = {"nvcc": facts.nvcc.value, "torch CUDA": facts.torch_cuda.value}
+    values = {"torch_cuda": facts.torch_cuda.value, "nvcc_major": str(nvcc)}
+    return shown, values, [facts.nvcc.line, facts.torch_cuda.line]
+
+
+def check_host_compiler_unsupported(facts: Facts, span: Span | None) -> Found | None:
+    release = cuda_release(facts.nvcc.value) if facts.nvcc else None
+    if not release or not release.gcc_max or not facts.gcc:
+        return None
+    gcc = _major(facts.gcc.value)
+    if gcc is None or gcc <= int(release.gcc_max):
+        return None
+    shown = {"gcc": facts.gcc.value, "nvcc": facts.nvcc.value, "newest gcc supported": release.gcc_max}  # type: ignore[union-attr]
+    return shown, {"gcc_max": release.gcc_max}, [facts.gcc.line]
+
+
+def _driver_versions(facts: Facts) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    if not facts.driver_cuda or not facts.torch_cuda:
+        return None
+    driver, torch = _minor_key(facts.driver_cuda.value), _minor_key(facts.torch_cuda.value)
+    return (driver, torch) if driver and torch else None
+
+
+def check_driver_too_old_for_cuda(facts: Facts, span: Span | None) -> Found | None:
+    pair = _driver_versions(facts)
+    if not pair or pair[0][0] >= pair[1][0]:
+        return None
+    return _driver_found(facts)
+
+
+def check_driver_minor_compat(facts: Facts, span: Span | None) -> Found | None:
+    pair = _driver_versions(facts)
+    if not pair or pair[0][0] != pair[1][0] or pair[0] >= pair[1]:
+        return None
+    return _driver_found(facts)
+
+
+def _driver_found(facts: Facts) -> Found:
+    shown = {"driver": facts.driver.value if facts.driver else "?", "driver CUDA": facts.driver_cuda.value,  # type: ignore[union-attr]
+             "torch CUDA": facts.torch_cuda.value}  # type: ignore[union-attr]  # fmt: skip
+    values = {"torch_cuda": facts.torch_cuda.value, "driver_cuda": facts.driver_cuda.value}  # type: ignore[union-attr]
+    return shown, values, [facts.driver_cuda.line]  # type: ignore[union-attr]
+
+
+@cache
+def _jobs_table() -> dict:
+    return dict(load_toml("checks.toml")["jobs"])
+
+
+def recommended_jobs(ram_gb: float, package: str | None) -> int:
+    """A MAX_JOBS that leaves headroom: a share of RAM divided by one job's peak memory."""
+    table = _jobs_table()
+    per_job = table["per_job_gb"].get(package or "", table["per_job_gb"]["default"])
+    return max(1, math.floor(ram_gb * table["ram_share"] / per_job))
+
+
+def package_of(facts: Facts, span: Span | None) -> str | None:
+    """The package being built, as the per-job memory table names it."""
+    names = list(facts.packages) + ([span.command] if span else [])
+    for name in _jobs_table()["per_job_gb"]:
+        if any(name in n or name.replace("-", "_") in n for n in names):
+            return name
+    return None
+
+
+def check_jobs_exceed_ram(facts: Facts, span: Span | None) -> Found | None:
+    if not facts.ram_gb or not span or span.stage not in ("compile", "link", "install"):
+        return None
+    jobs_fact = facts.max_jobs or facts.cores
+    if not jobs_fact or not jobs_fact.value.isdigit():
+        return None
+    ram, jobs = float(facts.ram_gb.value), int(jobs_fact.value)
+    best = recommended_jobs(ram, package_of(facts, span))
+    if jobs <= best:
+        return None
+    label = "MAX_JOBS" if facts.max_jobs else "cores (ninja's default when MAX_JOBS is unset)"
+    return {label: str(jobs), "RAM (GB)": facts.ram_gb.value}, {"recommended_jobs": str(best)}, [jobs_fact.line]
+
+
+def check_system_python_install(facts: Facts, span: Span | None) -> Found | None:
+    interpreter = (span.interpreter if span else None) or (facts.interpreter.value if facts.interpreter else "")
+    if not re.match(r"^(?:sudo |uv --system|/usr/(?:local/)?bin/(?:python|pip))", interpreter or ""):
+        return None
+    venv = span.venv if span and span.venv else (facts.venv.value if facts.venv else "~/venv")
+    return {"interpreter": interpreter}, {"venv_python": f"{venv}/bin/python"}, [span.start if span else 0]
+
+
+def _major(version: str) -> int | None:
+    m = re.match(r"\s*(\d+)", version)
+    return int(m.group(1)) if m else None
+
+
+def _minor_key(version: str) -> tuple[int, int] | None:
+    m = re.match(r"\s*(\d+)\.(\d+)", version)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+CHECKS: Mapping[str, Callable[[Facts, Span | None], Found | None]] = {
+    "cuda_major_mismatch": check_cuda_major_mismatch,
+    "arch_list_misses_gpu": check_arch_list_misses_gpu,
+    "arch_unsupported_by_nvcc": check_arch_unsupported_by_nvcc,
+    "host_compiler_unsupported": check_host_compiler_unsupported,
+    "driver_too_old_for_cuda": check_driver_too_old_for_cuda,
+    "driver_minor_compat": check_driver_minor_compat,
+    "jobs_exceed_ram": check_jobs_exceed_ram,
+    "system_python_install": check_system_python_install,
+}
+
+
+@cache
+def _records() -> dict[str, dict]:
+    records = {r["id"]: r for r in load_toml("checks.toml")["check"]}
+    missing = set(CHECKS) ^ set(records)
+    if missing:
+        raise RuntimeError(f"checks.toml and checks.py disagree on {sorted(missing)}")
+    return records
+
+
+def run_checks(facts: Facts, span: Span | None, diagnosed: set[str]) -> list[Risk]:
+    """Every risk the facts predict, except those a diagnosed cause already explains."""
+    risks = []
+    for check_id, check in CHECKS.items():
+        record = _records()[check_id]
+        if record.get("covers") in diagnosed:
+            continue
+        found = check(facts, span)
+        if found is None:
+            continue
+        shown, values, lines = found
+        risks.append(
+            Risk(
+                id=check_id, title=record["title"], facts=shown, consequence=record["consequence"],
+                fix=fill(record["fix"], values), severity=record["severity"], lines=sorted(set(lines)),
+            )  # fmt: skip
+        )
+    return risks
