@@ -14,6 +14,7 @@ from buildlog.diagnose.engine import Diagnoser, Finding
 from buildlog.diagnose.rules import load_rules
 from buildlog.facts import fact_patterns, fold, observe
 from buildlog.ingest.clean import clean_line
+from buildlog.ingest.redact import redact
 from buildlog.ingest.reader import Source, iter_chunks
 from buildlog.models import Facts, Report
 from buildlog.parse.events import GRAMMAR_ANCHORS, Event, parse_line
@@ -35,13 +36,13 @@ def anchors() -> tuple[bytes, ...]:
     return tuple(sorted(w.encode("utf-8") for w in words))
 
 
-def parse_events(chunks: Iterable[bytes], summary: ScanSummary) -> list[Event]:
-    """Scan, clean and parse the candidate lines."""
+def parse_events(chunks: Iterable[bytes], summary: ScanSummary, redact_paths: bool = False) -> list[Event]:
+    """Scan, clean (secrets masked) and parse the candidate lines."""
     scanner = Scanner(anchors(), after=6)
     events = []
     for cand in scanner.scan(chunks, summary):
-        after = tuple(clean_line(raw) for raw in cand.after)
-        events.append(parse_line(cand.number, clean_line(cand.raw), after))
+        after = tuple(clean_line(raw, redact_paths) for raw in cand.after)
+        events.append(parse_line(cand.number, clean_line(cand.raw, redact_paths), after))
     return events
 
 
@@ -55,10 +56,13 @@ class Analysis:
     report: Report
 
 
-def run(name: str, chunks: Iterable[bytes]) -> Analysis:
-    """Run every stage over a log given as chunks that end on line breaks."""
+def run(name: str, chunks: Iterable[bytes], redact_paths: bool = False) -> Analysis:
+    """Run every stage over a log given as chunks that end on line breaks.
+
+    Secrets are always masked; `redact_paths` also masks user names, home directories and hosts.
+    """
     summary = ScanSummary()
-    events = parse_events(chunks, summary)
+    events = parse_events(chunks, summary, redact_paths)
     observations = list(observe(events))
     spans = segment(events, summary.lines)
     facts = fold(observations)
@@ -71,20 +75,21 @@ def run(name: str, chunks: Iterable[bytes]) -> Analysis:
         return per_attempt[attempt]
 
     findings = Diagnoser().findings(events, spans, facts_for)
-    tail = [(n, clean_line(raw)) for n, raw in summary.tail]
+    tail = [(n, clean_line(raw, redact_paths)) for n, raw in summary.tail]
+    name = redact(name, paths=redact_paths)
     report = build_report(Inputs(name, summary.lines, spans, findings, facts, facts_for, tail))
     return Analysis(events, spans, findings, report)
 
 
-def analyze_chunks(name: str, chunks: Iterable[bytes]) -> Report:
+def analyze_chunks(name: str, chunks: Iterable[bytes], redact_paths: bool = False) -> Report:
     """Analyse a log given as chunks that end on line breaks."""
-    return run(name, chunks).report
+    return run(name, chunks, redact_paths).report
 
 
-def analyze(source: Source) -> Report:
+def analyze(source: Source, redact_paths: bool = False) -> Report:
     """Analyse an opened source."""
     with source.stream:
-        return analyze_chunks(source.name, iter_chunks(source.stream))
+        return analyze_chunks(source.name, iter_chunks(source.stream), redact_paths)
 
 
 def analyze_bytes(data: bytes, name: str = "<bytes>") -> Report:

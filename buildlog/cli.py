@@ -72,8 +72,9 @@ FORMATS = click.Choice(["terminal", "markdown", "json"])
 @click.option("--color/--no-color", default=None, help="Force colour on or off (default: only on a terminal; NO_COLOR is honoured).")
 @click.option("--width", type=click.IntRange(40, 400), default=None, help="Terminal report width (default: the terminal's).")
 @click.option("--fail", is_flag=True, help="Exit with code 1 when the log shows a failed build (for CI scripts).")
+@click.option("--redact-paths", is_flag=True, help="Also mask user names, home directories and host names (secrets are always masked).")
 @friendly
-def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: bool) -> None:
+def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool) -> None:
     """Explain one build log: root causes, evidence lines and the fix.
 
     LOG is a file (plain or .gz) or - for standard input. Exit code 0 means the log was analysed,
@@ -82,7 +83,7 @@ def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: boo
     from buildlog.analyze import analyze
     from buildlog.ingest.reader import open_source
 
-    report = analyze(open_source(log))
+    report = analyze(open_source(log), redact_paths=redact_paths)
     _emit(report, fmt, color, width)
     sys.exit(EXIT_FAILURES_FOUND if fail and report.status == "failure" else EXIT_OK)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from buildlog.ingest.redact import redact
+
 # ANSI CSI sequences (colours, cursor moves) and OSC sequences (titles, hyperlinks).
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
@@ -54,6 +56,6 @@ def strip_prefixes(text: str) -> str:
     return text[match.end() :] if match else text
 
 
-def clean_line(raw: bytes) -> str:
-    """Screen text without prefixes, trailing spaces kept off; indentation is preserved."""
-    return strip_prefixes(screen_text(decode(raw))).rstrip()
+def clean_line(raw: bytes, redact_paths: bool = False) -> str:
+    """Screen text without prefixes or secrets, trailing spaces off; indentation is preserved."""
+    return redact(strip_prefixes(screen_text(decode(raw))).rstrip(), paths=redact_paths)

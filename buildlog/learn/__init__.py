@@ -1,0 +1,1 @@
+"""Learning from past failures: features, the light classifier, and similarity for "seen before"."""

@@ -1,0 +1,64 @@
+"""Turns the failing part of a log into masked tokens and TF-IDF vectors, without scikit-learn.
+
+Training (scikit-learn) and inference (here, pure Python) share this one tokenizer, so a model
+exported from training scores the same tokens at run time. Volatile text (numbers, hashes, temp
+paths, versions) is masked so that the same failure on another machine looks the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+FEATURES_VERSION = "1"
+
+_HEX = re.compile(r"\b[0-9a-f]{8,}\b", re.IGNORECASE)
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+\-@~]+){2,}[\\/]?")
+_NUMBER = re.compile(r"\d+")
+_TOKEN = re.compile(r"[a-z_][a-z0-9_+]*[a-z0-9_+]|[a-z]")
+_STOP = frozenset({"the", "a", "an", "of", "to", "in", "and", "or", "is", "it", "for", "on", "at", "be", "this", "that", "with", "by"})
+
+
+def mask(line: str) -> str:
+    """Replace the volatile parts of a line: hashes, numbers, and every path but its last part."""
+    line = _HEX.sub("<hex>", line)
+    line = _PATH.sub(lambda m: " " + re.split(r"[\\/]", m.group(0).rstrip("\\/"))[-1] + " ", line)
+    return _NUMBER.sub("0", line)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased words of the masked text, plus adjacent word pairs."""
+    words = [w for w in _TOKEN.findall(mask(text).lower()) if w not in _STOP and len(w) > 1]
+    return words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+
+
+def fingerprint(lines: Iterable[str], cause: str = "") -> str:
+    """A stable id for a failure: the masked lines (order kept, blanks dropped) and its cause."""
+    normal = "\n".join(" ".join(mask(line).split()) for line in lines if line.strip())
+    return hashlib.sha256(f"{cause}\n{normal}".encode("utf-8")).hexdigest()[:16]
+
+
+def tfidf(words: Sequence[str], idf: Mapping[str, float]) -> dict[str, float]:
+    """Sublinear term frequency times idf, L2-normalised; words unknown to idf are dropped."""
+    counts = Counter(w for w in words if w in idf)
+    vector = {w: (1.0 + math.log(n)) * idf[w] for w, n in counts.items()}
+    norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
+    return {w: v / norm for w, v in vector.items()}
+
+
+def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
+    """Dot product of two L2-normalised sparse vectors."""
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(v * b.get(w, 0.0) for w, v in a.items())
+
+
+def idf_from(documents: Iterable[Sequence[str]]) -> dict[str, float]:
+    """Smoothed idf as scikit-learn computes it: ln((1 + n) / (1 + df)) + 1."""
+    docs = [set(d) for d in documents]
+    df: Counter[str] = Counter(w for d in docs for w in d)
+    n = len(docs)
+    return {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
