@@ -56,10 +56,11 @@ class Analysis:
     report: Report
 
 
-def run(name: str, chunks: Iterable[bytes], redact_paths: bool = False) -> Analysis:
+def run(name: str, chunks: Iterable[bytes], redact_paths: bool = False, use_model: bool = True) -> Analysis:
     """Run every stage over a log given as chunks that end on line breaks.
 
     Secrets are always masked; `redact_paths` also masks user names, home directories and hosts.
+    `use_model` lets the classifier propose a cause where no rule explains the failure.
     """
     summary = ScanSummary()
     events = parse_events(chunks, summary, redact_paths)
@@ -77,7 +78,7 @@ def run(name: str, chunks: Iterable[bytes], redact_paths: bool = False) -> Analy
     findings = Diagnoser().findings(events, spans, facts_for)
     tail = [(n, clean_line(raw, redact_paths)) for n, raw in summary.tail]
     name = redact(name, paths=redact_paths)
-    report = build_report(Inputs(name, summary.lines, spans, findings, facts, facts_for, tail))
+    report = build_report(Inputs(name, summary.lines, spans, findings, facts, facts_for, tail, events, use_model))
     return Analysis(events, spans, findings, report)
 
 

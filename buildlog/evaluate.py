@@ -134,3 +134,30 @@ def evaluate(cases: Iterable[Case], analyze: Analyzer) -> EvalResult:
 
 def _primary(causes: list[str]) -> str:
     return causes[0] if causes else "none"
+
+
+def evaluate_model(cases: list[Case]) -> EvalResult:
+    """The classifier alone, by cross-validation: each case is judged by a model trained without it.
+
+    Every training sample counts (a session contributes one per incident); abstaining is a miss.
+    """
+    from buildlog.learn.train import cross_validate, samples_of
+
+    models = cross_validate(cases)
+    results, counts, confusion = [], {}, Counter()
+    for case in cases:
+        model = models.get(case.slug)
+        for sample in samples_of(case):
+            prediction = model.predict(list(sample.lines)) if model else None
+            got = prediction.cause if prediction and prediction.confident else "unknown"
+            result = CaseResult(f"{case.slug}:{sample.label}", [sample.label], [got], "failure")
+            if got != sample.label:
+                ranking = ", ".join(f"{c} {p:.2f}" for c, p in prediction.ranking) if prediction else "no tokens"
+                result.problems.append(f"model said {got} ({ranking}), expected {sample.label}")
+            result.chosen = [(0, line) for line in sample.lines[-4:]]
+            results.append(result)
+            for cause in {sample.label, got} - {"unknown"}:
+                tally = counts.setdefault(cause, Counter())
+                tally["tp" if cause == sample.label == got else "fn" if cause == sample.label else "fp"] += 1
+            confusion[(sample.label, got)] += 1
+    return EvalResult(results, counts, confusion)

@@ -16,7 +16,10 @@ from buildlog.diagnose.fixes import template_values
 from buildlog.diagnose.template import fill
 from buildlog.diagnose.incidents import Occurrence, build_incidents
 from buildlog.diagnose.rules import cause_ids
+from buildlog.diagnose.rules import load_rules
+from buildlog.learn.features import failure_lines
 from buildlog.models import Attempt, Evidence, Facts, Incident, Outcome, Report, RootCause, Status
+from buildlog.parse.events import Event
 from buildlog.segment import Span
 
 MAX_EVIDENCE = 6
@@ -34,6 +37,8 @@ class Inputs:
     facts: Facts
     facts_for: Callable[[int], Facts]
     tail: Sequence[tuple[int, str]]
+    events: Sequence[Event] = ()
+    use_model: bool = True
 
 
 def build_report(data: Inputs) -> Report:
@@ -46,8 +51,9 @@ def build_report(data: Inputs) -> Report:
     incidents = build_incidents(occurrences, data.spans, outcomes)
     status = _status(data, outcomes)
     roots = _root_causes(causal, incidents, data, outcomes)
-    if status == "failure" and _last_failed_unexplained(data.spans, outcomes, causal):
-        roots.append(_unknown(data))
+    unexplained = _last_failed_unexplained(data.spans, outcomes, causal)
+    if status == "failure" and unexplained is not None:
+        roots.append(_from_model(data, unexplained) or _unknown(data))
     attempts = [_attempt(s, outcomes[s.number], incidents) for s in data.spans if _worth_listing(s, outcomes)]
     last = data.spans[-1]
     in_last = {f.rule.cause for f in causal if f.attempt == last.number}
@@ -126,9 +132,32 @@ def _evidence(findings: Sequence[Finding]) -> list[Evidence]:
     return [Evidence(line=n, text=t) for n, t in sorted(seen.items())[:MAX_EVIDENCE]]
 
 
-def _last_failed_unexplained(spans: Sequence[Span], outcomes: dict[int, Outcome], causal: Sequence[Finding]) -> bool:
-    failed = [s.number for s in spans if outcomes[s.number] == "failure"]
-    return bool(failed) and not any(f.attempt == failed[-1] for f in causal)
+def _last_failed_unexplained(
+    spans: Sequence[Span], outcomes: dict[int, Outcome], causal: Sequence[Finding]
+) -> Span | None:
+    failed = [s for s in spans if outcomes[s.number] == "failure"]
+    if failed and not any(f.attempt == failed[-1].number for f in causal):
+        return failed[-1]
+    return None
+
+
+def _from_model(data: Inputs, span: Span) -> RootCause | None:
+    """Ask the classifier about an attempt no rule explains; None when it abstains."""
+    if not data.use_model:
+        return None
+    from buildlog.learn.model import bundled_model  # loaded only for logs the rules leave open
+
+    model = bundled_model()
+    lines = failure_lines(data.events, span.start, span.end)
+    prediction = model.predict(lines) if model and lines else None
+    if prediction is None or not prediction.confident:
+        return None
+    rule = max((r for r in load_rules() if r.cause == prediction.cause), key=lambda r: r.priority)
+    values = template_values({}, data.facts_for(span.number), span)
+    return RootCause(
+        id=prediction.cause, title=cause_ids()[prediction.cause], confidence=round(prediction.probability, 2),
+        evidence=_relevant(data)[:MAX_EVIDENCE], fix=fill(rule.fix, values), engine="model", attempts=[span.number],
+    )  # fmt: skip
 
 
 def _unknown(data: Inputs) -> RootCause:

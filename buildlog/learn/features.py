@@ -62,3 +62,29 @@ def idf_from(documents: Iterable[Sequence[str]]) -> dict[str, float]:
     df: Counter[str] = Counter(w for d in docs for w in d)
     n = len(docs)
     return {w: math.log((1 + n) / (1 + c)) + 1.0 for w, c in df.items()}
+
+
+# Event kinds whose lines say what went wrong (commands, banners and progress lines do not).
+FAILURE_KINDS = frozenset({
+    "exception", "diagnostic", "tool_message", "pip_error", "pip_block", "uv_chain", "ninja_failed",
+    "ninja_message", "py_warning", "text", "frame",
+})  # fmt: skip
+MAX_FAILURE_LINES = 60
+
+
+def failure_lines(events: Sequence[object], first: int = 0, last: int | None = None) -> list[str]:
+    """The lines that describe a failure between two line numbers, with the lines right after each.
+
+    Events are duck-typed (kind, line, text, after) so that this module needs nothing but text.
+    """
+    picked: dict[int, str] = {}
+    for event in events:
+        line = getattr(event, "line")
+        if line < first or (last is not None and line > last) or getattr(event, "kind") not in FAILURE_KINDS:
+            continue
+        picked.setdefault(line, getattr(event, "text"))
+        for offset, text in enumerate(getattr(event, "after")[:2], start=1):
+            if text.strip():
+                picked.setdefault(line + offset, text.strip())
+    ordered = [picked[n] for n in sorted(picked)]
+    return ordered[-MAX_FAILURE_LINES:]

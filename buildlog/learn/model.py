@@ -1,0 +1,81 @@
+"""The classifier at run time: a linear model exported from training, scored in pure Python.
+
+Only logs that no rule explains reach it, so explaining an ordinary log never loads it, and no
+run ever imports scikit-learn. The exported file carries a format version, the tokenizer version
+and the hash of the corpus it was trained on; a file of another format is refused, not guessed at.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+
+from buildlog.errors import BuildlogError
+from buildlog.learn.features import FEATURES_VERSION, tfidf, tokens
+from buildlog.resources import knowledge_file
+
+MODEL_FORMAT = 1
+MODEL_FILE = "model.json"
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The model's answer: best cause, its probability, and whether it is confident enough."""
+
+    cause: str
+    probability: float
+    confident: bool
+    ranking: tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """Multinomial logistic regression over TF-IDF features."""
+
+    classes: tuple[str, ...]
+    intercept: tuple[float, ...]
+    idf: dict[str, float]
+    coef: dict[str, list[tuple[int, float]]]
+    threshold: float
+    corpus_hash: str
+
+    def predict(self, lines: list[str]) -> Prediction | None:
+        """Score the failure lines; None when no known token is in them."""
+        vector = tfidf(tokens("\n".join(lines)), self.idf)
+        if not vector:
+            return None
+        scores = list(self.intercept)
+        for word, weight in vector.items():
+            for cls, c in self.coef.get(word, ()):
+                scores[cls] += c * weight
+        top = max(scores)
+        exps = [math.exp(s - top) for s in scores]
+        total = sum(exps)
+        ranking = sorted(((self.classes[i], e / total) for i, e in enumerate(exps)), key=lambda p: -p[1])
+        best, prob = ranking[0]
+        return Prediction(best, prob, prob >= self.threshold, tuple(ranking[:3]))
+
+
+def model_from_dict(data: dict) -> LinearModel:
+    """Validate an exported model's stamps, then build it."""
+    if data.get("format") != MODEL_FORMAT or data.get("features_version") != FEATURES_VERSION:
+        raise BuildlogError(
+            f"model file has format {data.get('format')}/{data.get('features_version')}, "
+            f"expected {MODEL_FORMAT}/{FEATURES_VERSION}: retrain with `buildlog train corpus/cases`"
+        )
+    coef = {w: [(int(c), float(v)) for c, v in pairs] for w, pairs in data["coef"].items()}
+    return LinearModel(
+        tuple(data["classes"]), tuple(data["intercept"]), dict(data["idf"]), coef, float(data["threshold"]),
+        data["corpus_hash"],
+    )  # fmt: skip
+
+
+@cache
+def bundled_model() -> LinearModel | None:
+    """The model shipped in the package, or None when none has been trained yet."""
+    node = knowledge_file(MODEL_FILE)
+    if not node.is_file():
+        return None
+    return model_from_dict(json.loads(node.read_text("utf-8")))
