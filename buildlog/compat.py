@@ -131,3 +131,36 @@ def cc_from_sm(sm: str) -> str:
     """'sm_120' / 'compute_90a' / '86' -> '12.0' / '9.0' / '8.6'."""
     digits = re.sub(r"\D", "", sm)
     return f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 2 else digits
+
+
+@cache
+def driver_branches() -> dict[int, str]:
+    """Driver branch (e.g. 570) -> the CUDA version its nvidia-smi reports."""
+    return {int(r["branch"]): str(r["cuda"]) for r in _table("drivers.toml", "driver")}
+
+
+def driver_cuda_for(driver: str) -> str | None:
+    """The CUDA version a driver supports, from its branch (570.86.15 -> 12.8); None if unknown."""
+    m = re.match(r"(\d+)\.", driver)
+    if not m:
+        return None
+    branch = int(m.group(1))
+    known = [b for b in driver_branches() if b <= branch]
+    return driver_branches()[max(known)] if known else None
+
+
+def torch_build_for(cuda: str) -> tuple[str, str] | None:
+    """The newest (torch release, CUDA build) whose CUDA shares `cuda`'s major and is not newer."""
+    want = re.match(r"(\d+)\.(\d+)", cuda)
+    if not want:
+        return None
+    major, minor = int(want.group(1)), int(want.group(2))
+    best: tuple[tuple[int, ...], str, str] | None = None
+    for release in torch_releases().values():
+        for build in release.cuda:
+            b = re.match(r"(\d+)\.(\d+)", build)
+            if b and int(b.group(1)) == major and int(b.group(2)) <= minor:
+                key = (*map(int, release.version.split(".")), int(b.group(2)))
+                if best is None or key > best[0]:
+                    best = (key, release.version, build)
+    return (best[1], best[2]) if best else None

@@ -96,7 +96,7 @@ def _from_banner(event: Event) -> Iterator[Observation]:
     if event.kind == "banner_nvcc_release":
         yield Observation("nvcc", f["version"], line)
     elif event.kind == "banner_smi_header":
-        yield Observation("driver", f["version"], line)
+        yield Observation("driver", f["version_2"], line)
         if f.get("cuda_version", "N/A") != "N/A":
             yield Observation("driver_cuda", f["cuda_version"], line)
     elif event.kind == "banner_gpu_listing":

@@ -26,6 +26,7 @@ CASES = [
     ("× Failed to build `flash-attn==2.8.3`", "pip_block", {}),
     ("Cuda compilation tools, release 12.8, V12.8.93", "banner_nvcc_release", {"version": "12.8"}),
     ("| NVIDIA-SMI 570.86.15   Driver Version: 570.86.15   CUDA Version: 12.8 |", "banner_smi_header", {"cuda_version": "12.8"}),
+    ("| NVIDIA-SMI 610.43.02   KMD Version: 610.43.02   CUDA UMD Version: 13.3 |", "banner_smi_header", {"version_2": "610.43.02", "cuda_version": "13.3"}),
     ("torch.__version__  = 2.9.1+cu128", "banner_torch_version", {"version": "2.9.1+cu128"}),
     ("gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0", "banner_compiler_version", {"version": "13.2.0"}),
     ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)", "banner_gpu_listing", {"gpu_name": "NVIDIA H100 80GB HBM3"}),

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from buildlog.compat import cc_from_sm, cc_key, cuda_release, gpu_for
+from buildlog.compat import cc_from_sm, cc_key, cuda_release, driver_cuda_for, gpu_for
 from buildlog.diagnose.template import fill
 from buildlog.models import Facts, Risk
 from buildlog.resources import load_toml
@@ -119,10 +119,18 @@ def check_host_compiler_unsupported(facts: Facts, span: Span | None) -> Found | 
     return shown, {"gcc_max": release.gcc_max}, [facts.gcc.line]
 
 
+def _driver_cuda(facts: Facts) -> str | None:
+    """What the banner says, else what the driver's branch supports."""
+    if facts.driver_cuda:
+        return facts.driver_cuda.value
+    return driver_cuda_for(facts.driver.value) if facts.driver else None
+
+
 def _driver_versions(facts: Facts) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    if not facts.driver_cuda or not facts.torch_cuda:
+    supported = _driver_cuda(facts)
+    if not supported or not facts.torch_cuda:
         return None
-    driver, torch = _minor_key(facts.driver_cuda.value), _minor_key(facts.torch_cuda.value)
+    driver, torch = _minor_key(supported), _minor_key(facts.torch_cuda.value)
     return (driver, torch) if driver and torch else None
 
 
@@ -141,10 +149,11 @@ def check_driver_minor_compat(facts: Facts, span: Span | None) -> Found | None:
 
 
 def _driver_found(facts: Facts) -> Found:
-    shown = {"driver": facts.driver.value if facts.driver else "?", "driver CUDA": facts.driver_cuda.value,  # type: ignore[union-attr]
-             "torch CUDA": facts.torch_cuda.value}  # type: ignore[union-attr]  # fmt: skip
-    values = {"torch_cuda": facts.torch_cuda.value, "driver_cuda": facts.driver_cuda.value}  # type: ignore[union-attr]
-    return shown, values, [facts.driver_cuda.line]  # type: ignore[union-attr]
+    supported = _driver_cuda(facts) or "?"
+    torch_cuda = facts.torch_cuda.value if facts.torch_cuda else "?"
+    shown = {"driver": facts.driver.value if facts.driver else "?", "driver CUDA": supported, "torch CUDA": torch_cuda}
+    line = (facts.driver_cuda or facts.driver).line if (facts.driver_cuda or facts.driver) else 0  # type: ignore[union-attr]
+    return shown, {"torch_cuda": torch_cuda, "driver_cuda": supported}, [line]
 
 
 @cache

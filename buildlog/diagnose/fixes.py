@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from buildlog.compat import cc_key, cuda_release, gpu_for
+from buildlog.compat import cc_key, cuda_release, gpu_for, torch_build_for
 from buildlog.diagnose.checks import package_of, recommended_jobs
 from buildlog.models import Facts
 from buildlog.segment import Span
@@ -79,6 +79,11 @@ def _advice(values: Mapping[str, str], facts: Facts) -> dict[str, str]:
     if "requirement" in values:
         out["requirement_name"] = re.split(r"[<>=!~\[;]", values["requirement"])[0]
     out.update(_gpu_advice(facts))
+    for key in ("found", "nvcc"):
+        build = torch_build_for(values[key]) if values.get(key) else None
+        if build:
+            out[f"{key}_torch"] = build[0]
+            out[f"{key}_torch_index"] = "cu" + build[1].replace(".", "")
     release = cuda_release(values.get("nvcc", "")) if values.get("nvcc") else None
     if release and release.gcc_max:
         out["gcc_max"] = release.gcc_max

@@ -1,0 +1,79 @@
+"""The classifier: pure-Python scoring equals scikit-learn's, the bundled model fits the corpus,
+and explaining a log never imports scikit-learn."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from buildlog.errors import BuildlogError
+from buildlog.learn.features import fingerprint, idf_from, mask, tfidf, tokens
+from buildlog.learn.model import bundled_model, model_from_dict
+from buildlog.store.cases import iter_cases
+from tests.conftest import CORPUS
+
+DOCS = [
+    "ModuleNotFoundError: No module named 'torch'\nGetting requirements to build wheel ... error",
+    "error: externally-managed-environment\nThis environment is externally managed",
+    "nvcc error   : 'cicc' died due to signal 9 (Kill signal)\nninja: build stopped: subcommand failed.",
+    "ModuleNotFoundError: No module named 'packaging'",
+]
+
+
+def test_mask_hides_volatile_text():
+    line = "File \"/tmp/pip-build-env-k2j3h4/overlay/lib/python3.11/site-packages/setuptools/build_meta.py\", line 317"
+    assert mask(line) == 'File " build_meta.py ", line 0'
+    assert fingerprint(["/tmp/a1/x.py:12 boom"]) == fingerprint(["/tmp/b2/x.py:99 boom"])
+    assert fingerprint(["x"], "disk_full") != fingerprint(["x"], "compiler_oom")
+
+
+def test_tfidf_matches_scikit_learn():
+    sklearn = pytest.importorskip("sklearn.feature_extraction.text")
+    docs = [tokens(d) for d in DOCS]
+    vectorizer = sklearn.TfidfVectorizer(analyzer=lambda d: d, sublinear_tf=True, norm="l2", smooth_idf=True)
+    matrix = vectorizer.fit_transform(docs)
+    idf = idf_from(docs)
+    for row, doc in enumerate(docs):
+        ours = tfidf(doc, idf)
+        theirs = {w: matrix[row, i] for w, i in vectorizer.vocabulary_.items() if matrix[row, i]}
+        assert ours.keys() == theirs.keys()
+        assert all(abs(ours[w] - theirs[w]) < 1e-9 for w in ours)
+
+
+def test_exported_model_scores_like_scikit_learn():
+    pytest.importorskip("sklearn")
+    from buildlog.learn.train import Sample, fit
+
+    samples = [Sample(str(i), (d,), label) for i, (d, label) in enumerate(zip(DOCS * 3, ["a", "b", "c", "d"] * 3))]
+    model = model_from_dict(fit(samples, "test"))
+    assert model.predict([DOCS[2]]).cause == "c"
+    assert model.predict(["completely unrelated words nobody wrote"]) is None
+
+
+def test_model_format_is_checked():
+    with pytest.raises(BuildlogError, match="retrain"):
+        model_from_dict({"format": 999, "features_version": "1"})
+
+
+def test_bundled_model_was_trained_on_this_corpus():
+    pytest.importorskip("sklearn")
+    from buildlog.learn.train import corpus_hash
+
+    model = bundled_model()
+    assert model is not None, "no bundled model: run `buildlog train corpus/cases`"
+    assert model.corpus_hash == corpus_hash(list(iter_cases(CORPUS))), "corpus changed: run `buildlog train corpus/cases`"
+
+
+def test_explaining_a_log_does_not_import_scikit_learn(tmp_path):
+    log = tmp_path / "b.log"
+    log.write_text("$ pip install flash-attn\nnvcc error   : 'cicc' died due to signal 9 (Kill signal)\n")
+    code = (
+        "import sys; from buildlog.cli import main; sys.argv=['buildlog','explain',%r,'-f','json'];\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('sklearn'))), file=sys.stderr)"
+    ) % str(log)
+    proc = subprocess.run([sys.executable, "-c", "import json\n" + code], capture_output=True, text=True, check=True)
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
