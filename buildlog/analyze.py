@@ -66,14 +66,15 @@ def run(name: str, chunks: Iterable[bytes], redact_paths: bool = False, use_mode
     events = parse_events(chunks, summary, redact_paths)
     observations = list(observe(events))
     spans = segment(events, summary.lines)
-    facts = fold(observations)
     per_attempt: dict[int, Facts] = {}
 
     def facts_for(attempt: int) -> Facts:
         if attempt not in per_attempt:
-            end = next(s.end for s in spans if s.number == attempt)
-            per_attempt[attempt] = fold(observations, until=end)
+            span = next(s for s in spans if s.number == attempt)
+            per_attempt[attempt] = fold(observations, until=span.end, since=span.start)
         return per_attempt[attempt]
+
+    facts = facts_for(spans[-1].number)
 
     findings = Diagnoser().findings(events, spans, facts_for)
     tail = [(n, clean_line(raw, redact_paths)) for n, raw in summary.tail]

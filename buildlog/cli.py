@@ -20,6 +20,7 @@ from buildlog.errors import BuildlogError
 EXIT_OK = 0
 EXIT_FAILURES_FOUND = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 3
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,6 +41,11 @@ def friendly(func: F) -> F:
         except KeyboardInterrupt:
             click.echo("buildlog: interrupted", err=True)
             sys.exit(130)
+        except Exception as exc:  # a bug in buildlog, not in the input: say so in one line
+            if os.environ.get("BUILDLOG_DEBUG"):
+                raise
+            click.echo(f"buildlog: internal error: {type(exc).__name__}: {exc} (BUILDLOG_DEBUG=1 shows the traceback)", err=True)
+            sys.exit(EXIT_INTERNAL)
 
     return wrapper  # type: ignore[return-value]
 

@@ -37,6 +37,7 @@ class Observation:
     name: str
     value: str
     line: int
+    inline: bool = False  # set by `VAR=value cmd`: holds for that command only
 
 
 class FactPattern(BaseModel):
@@ -162,27 +163,33 @@ def _from_command(event: Event) -> Iterator[Observation]:
     if venv:
         yield Observation("venv", venv.strip("()"), event.line)
     for command in event.commands:
+        inline = command.argv[:1] != ("export",)
         for key, value in command.env.items():
             if key in ENV_FACTS:
-                yield Observation(ENV_FACTS[key], value, event.line)
+                yield Observation(ENV_FACTS[key], value, event.line, inline)
             if key in ("CUDA_HOME", "CUDA_PATH"):
                 release = re.search(r"cuda-?v?(\d+\.\d+)/?$", value, re.IGNORECASE)
                 if release:  # a versioned toolkit path names the nvcc the build will use
-                    yield Observation("nvcc", release.group(1), event.line)
+                    yield Observation("nvcc", release.group(1), event.line, inline)
         if len(command.argv) >= 2 and command.argv[0] in ("source", ".") and command.argv[1].endswith("/activate"):
             yield Observation("venv", command.argv[1].rsplit("/bin/activate", 1)[0], event.line)
         elif len(command.argv) >= 3 and command.argv[:2] in (("conda", "activate"), ("mamba", "activate")):
             yield Observation("venv", command.argv[2], event.line)
 
 
-def fold(observations: Iterable[Observation], until: int | None = None) -> Facts:
-    """The facts in force at line `until` (all of them when None): the last statement wins."""
+def fold(observations: Iterable[Observation], until: int | None = None, since: int = 0) -> Facts:
+    """The facts in force at line `until` (all when None) for a command starting at line `since`.
+
+    The last statement wins; a variable set inline on an earlier command does not carry over.
+    """
     scalars: dict[str, FactValue] = {}
     lists: dict[str, dict[str, FactValue]] = {name: {} for name in LIST_FACTS}
     packages: dict[str, FactValue] = {}
     for obs in observations:
         if until is not None and obs.line > until:
             break
+        if obs.inline and obs.line < since:
+            continue
         value = FactValue(value=obs.value, line=obs.line)
         if obs.name.startswith("package:"):
             packages[obs.name.split(":", 1)[1]] = value

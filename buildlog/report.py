@@ -8,7 +8,7 @@ the log is missing when it is too short to tell.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from buildlog.diagnose.engine import Finding, outcome_of
 from buildlog.diagnose.checks import run_checks
@@ -46,6 +46,7 @@ def build_report(data: Inputs) -> Report:
     by_attempt = {s.number: [f for f in data.findings if f.attempt == s.number] for s in data.spans}
     outcomes = {n: outcome_of(fs) for n, fs in by_attempt.items()}
     causal = [f for f in data.findings if f.rule.role == "cause" and outcomes[f.attempt] != "success"]
+    data = replace(data, spans=_actual_interpreters(data, causal))
     spans = {s.number: s for s in data.spans}
     occurrences = [Occurrence(f.rule.cause, f.attempt, f.line, spans[f.attempt].stage_at(f.line)) for f in causal]
     incidents = build_incidents(occurrences, data.spans, outcomes)
@@ -70,6 +71,19 @@ def build_report(data: Inputs) -> Report:
         relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
         missing=_missing(data, status),
     )
+
+
+def _actual_interpreters(data: Inputs, causal: Sequence[Finding]) -> list[Span]:
+    """Where pip refused a system Python, that is the interpreter that really ran, whatever was activated."""
+    refused = {f.attempt for f in causal if f.rule.cause == "externally_managed_pip"}
+    out = []
+    for span in data.spans:
+        if span.number in refused:
+            system = data.facts_for(span.number).interpreter
+            actual = f"the system Python ({system.value if system else 'not the venv'}) via {span.interpreter or 'pip'}"
+            span = replace(span, interpreter=actual)
+        out.append(span)
+    return out
 
 
 def _status(data: Inputs, outcomes: dict[int, Outcome]) -> Status:
@@ -111,8 +125,9 @@ def _root_causes(
         )
     open_first = sorted(
         roots,
-        key=lambda r: (last_failed not in r.attempts, -_priority(r, causal), r.evidence[0].line if r.evidence else 0),
-    )
+        key=lambda r: (last_failed not in r.attempts, -_priority(r, causal) if last_failed in r.attempts else 0,
+                       r.evidence[0].line if r.evidence else 0),
+    )  # fmt: skip
     return open_first
 
 

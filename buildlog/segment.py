@@ -17,7 +17,7 @@ from functools import cache
 from buildlog.parse.events import Event, SimpleCommand
 from buildlog.resources import load_toml
 
-STAGES = ("start", "resolve", "build-deps", "metadata", "configure", "compile", "link", "install", "run")
+STAGES = ("start", "resolve", "build-deps", "metadata", "setup", "configure", "compile", "link", "install", "run")
 RANK = {name: i for i, name in enumerate(STAGES)}
 
 _INFO_ARGS = {"--version", "-V", "-v", "list", "show", "freeze", "--help", "-h", "config", "cache", "inspect", "check", "venv"}
@@ -123,7 +123,44 @@ def interpreter_of(cmd: SimpleCommand, venv: str | None) -> str | None:
     name = head
     if "/" not in head and venv and (_PIP.match(head) or _PY.match(head)):
         name = f"{venv}/bin/{head}"
+    if _PY.match(head) and argv[1:3] == ["-m", "pip"]:
+        name += " -m pip"
     return f"sudo {name}" if sudo else name
+
+
+_VALUE_OPTIONS = frozenset({
+    "-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f", "--find-links",
+    "--python", "-p", "-t", "--target", "--prefix", "--root", "--config-settings", "-C", "--cache-dir",
+})  # fmt: skip
+
+
+def targets_of(command: str) -> frozenset[str]:
+    """What a command builds or installs: package names, or "." for the project in the current folder."""
+    words = command.split()
+    found: set[str] = set()
+    for i, word in enumerate(words):
+        if word.endswith("setup.py") or word in (".", "./") or (word == "-e" and i + 1 < len(words) and words[i + 1] in (".", "./")):
+            found.add(".")
+    verb = next(
+        (i for i, w in enumerate(words) if w in ("install", "add") or (w == "wheel" and i and words[i - 1].endswith("pip"))),
+        None,
+    )
+    if verb is None:
+        return frozenset(found)
+    skip = False
+    for word in words[verb + 1 :]:
+        if skip or word in ("&&", "||", ";", "|"):
+            skip = False
+            if word in ("&&", "||", ";", "|"):
+                break
+            continue
+        if word.startswith("-"):
+            skip = word in _VALUE_OPTIONS
+            continue
+        name = re.split(r"[<>=!~\[;@ ]", word, maxsplit=1)[0].lower().replace("_", "-")
+        if name and name not in (".", "./"):
+            found.add(name)
+    return frozenset(found)
 
 
 _ACTIVITY = frozenset({
@@ -210,8 +247,7 @@ def _implied_command(event: Event) -> str:
 
 
 def _command_text(event: Event) -> str:
-    parts = [" ".join([*(f"{k}={v}" for k, v in c.env.items()), *c.argv]) for c in event.commands]
-    return " && ".join(p for p in parts if p)
+    return event.fields.get("command") or event.text
 
 
 def segment(events: Sequence[Event], last_line: int) -> list[Span]:

@@ -16,7 +16,7 @@ from functools import cache
 
 from buildlog.models import Incident, Outcome, Resolution
 from buildlog.resources import load_toml
-from buildlog.segment import RANK, Span
+from buildlog.segment import RANK, Span, targets_of
 
 
 @dataclass(frozen=True)
@@ -60,16 +60,25 @@ def _resolution(
     outcomes: Mapping[int, Outcome],
     attempts: list[int],
 ) -> Resolution | None:
+    failing = by_number[last.attempt]
     for span in spans:
-        if span.number <= last.attempt or span.number in attempts:
+        if span.number <= last.attempt or span.number in attempts or not _same_target(failing, span):
             continue
         if outcomes.get(span.number) == "success" or RANK[span.stage] > RANK[last.stage]:
-            return _describe(cause, by_number[last.attempt], span, spans)
+            return _describe(cause, failing, span, spans, outcomes)
     return None
 
 
-def _describe(cause: str, before: Span, after: Span, spans: Sequence[Span]) -> Resolution:
-    changes = _differences(before, after, spans)
+def _same_target(a: Span, b: Span) -> bool:
+    """Attempts prove something about each other only if they build the same thing (or say nothing)."""
+    ta, tb = targets_of(a.command), targets_of(b.command)
+    return not ta or not tb or bool(ta & tb)
+
+
+def _describe(
+    cause: str, before: Span, after: Span, spans: Sequence[Span], outcomes: Mapping[int, Outcome]
+) -> Resolution:
+    changes = _differences(before, after, spans, outcomes)
     order = _bearing().get(cause, [])
     ranked = sorted(changes, key=lambda c: order.index(c[0]) if c[0] in order else len(order))
     bearing = [c for c in ranked if c[0] in order]
@@ -78,7 +87,9 @@ def _describe(cause: str, before: Span, after: Span, spans: Sequence[Span]) -> R
     return Resolution(attempt=after.number, change=chosen[1], kind=chosen[0], other_changes=others)
 
 
-def _differences(before: Span, after: Span, spans: Sequence[Span]) -> list[tuple[str, str]]:
+def _differences(
+    before: Span, after: Span, spans: Sequence[Span], outcomes: Mapping[int, Outcome]
+) -> list[tuple[str, str]]:
     """(kind, description) of every difference between two attempts."""
     out: list[tuple[str, str]] = []
     for key in sorted(set(before.env) | set(after.env)):
@@ -90,7 +101,10 @@ def _differences(before: Span, after: Span, spans: Sequence[Span]) -> list[tuple
     if before.venv != after.venv:
         out.append(("interpreter", f"virtual environment {after.venv or 'none'} (was {before.venv or 'none'})"))
     out.extend(_flag_changes(before.command, after.command))
-    between = [s for s in spans if before.number < s.number < after.number]
+    between = [
+        s for s in spans
+        if before.number < s.number < after.number and not _same_target(before, s) and outcomes.get(s.number) != "failure"
+    ]  # fmt: skip
     installed = [_installed(s.command) for s in between if _installed(s.command)]
     if installed:
         out.append(("packages", "installed " + ", ".join(installed) + " in between"))
@@ -124,8 +138,11 @@ _FLAG_KINDS = {
 }  # fmt: skip
 
 
+_NOT_FLAGS = frozenset({"-m", "-c", "-e", "-v", "-vv", "-q", "-y"})
+
+
 def _flag_changes(old: str, new: str) -> list[tuple[str, str]]:
-    old_words, new_words = set(old.split()), set(new.split())
+    old_words, new_words = set(old.split()) - _NOT_FLAGS, set(new.split()) - _NOT_FLAGS
     out = []
     for flag in sorted(new_words - old_words):
         if flag.startswith("-"):
@@ -141,8 +158,4 @@ def _flag_changes(old: str, new: str) -> list[tuple[str, str]]:
 
 
 def _installed(command: str) -> str:
-    m = re.search(r"\binstall\s+(.*)$", command)
-    if not m:
-        return ""
-    names = [w for w in m.group(1).split() if not w.startswith("-")]
-    return " ".join(names)
+    return " ".join(sorted(targets_of(command)))

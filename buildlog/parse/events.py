@@ -148,6 +148,8 @@ def _command_event(tree: Tree, number: int, text: str, indent: int, after: tuple
             continue
         if child.data == "command_list":
             commands = [_simple(c) for c in child.children if isinstance(c, Tree)]
+            first = next(child.scan_values(lambda v: isinstance(v, Token)), None)
+            fields["command"] = text[first.start_pos :] if first is not None and first.start_pos is not None else text
         else:
             fields["prompt"] = child.data
             fields.update(_token_fields(child))

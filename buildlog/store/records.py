@@ -1,0 +1,72 @@
+"""The records the store keeps: an Entry is what one log contributes, a Stored row is what is kept.
+
+Kept apart from the SQLite code so that building an entry from a log, exporting and comparing
+never need a database, and the database code never needs the analysis pipeline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One failure as a log shows it: identity, label, the redacted log, and its similarity features.
+
+    `fingerprint` covers the failure lines and the cause (the dedupe key); `shape` covers the
+    lines alone, so the same failure is recognised even when someone relabelled its cause.
+    """
+
+    fingerprint: str
+    shape: str
+    cause: str
+    title: str
+    source: str
+    outcome: str
+    key_lines: tuple[str, ...]
+    failure: tuple[str, ...]
+    counts: Mapping[str, int]
+    log: str
+    fix: str = ""
+    ticket: str = ""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A row of the store: an entry without its log text, plus how often and when it was seen."""
+
+    id: int
+    fingerprint: str
+    shape: str
+    cause: str
+    title: str
+    source: str
+    outcome: str
+    key_lines: tuple[str, ...]
+    failure: tuple[str, ...]
+    counts: Mapping[str, int] = field(repr=False)
+    fix: str
+    ticket: str
+    seen: int
+    first_seen: str
+    last_seen: str
+    log_size: int
+
+    @property
+    def slug(self) -> str:
+        """A stable file name for export: readable words from the title and the fingerprint."""
+        return f"{slugify(self.title)}-{self.fingerprint[:8]}"
+
+
+def slugify(text: str, limit: int = 48) -> str:
+    """Lower-case words joined by '-', cut at a word boundary (the corpus naming rule)."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    out = ""
+    for word in words:
+        candidate = f"{out}-{word}" if out else word
+        if len(candidate) > limit:
+            break
+        out = candidate
+    return out or "incident"
