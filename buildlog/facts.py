@@ -78,18 +78,18 @@ def observe(events: Iterable[Event]) -> Iterator[Observation]:
         for record, regex in patterns:
             if any(a in event.text for a in record.anchors):
                 for hit in search(regex, event, record.multiline, record.all_matches):
-                    yield from _from_groups(hit.groups, event.line)
+                    yield from _from_groups(hit.groups, hit.group_lines, event.line)
 
 
-def _from_groups(groups: dict[str, str], line: int) -> Iterator[Observation]:
+def _from_groups(groups: dict[str, str], lines: dict[str, int], default: int) -> Iterator[Observation]:
     if "package" in groups and "version" in groups:
-        yield Observation(f"package:{groups['package'].replace('_', '-')}", groups["version"], line)
+        yield Observation(f"package:{groups['package'].replace('_', '-')}", groups["version"], lines.get("version", default))
     if "ram_kb" in groups:
-        yield Observation("ram_gb", str(round(int(groups["ram_kb"]) / 1024 / 1024)), line)
+        yield Observation("ram_gb", str(round(int(groups["ram_kb"]) / 1024 / 1024)), lines.get("ram_kb", default))
     for key, value in groups.items():
         name = _GROUP_ALIASES.get(key, key)
         if name in SCALAR_FACTS or name in LIST_FACTS:
-            yield Observation(name, value.strip(), line)
+            yield Observation(name, value.strip(), lines.get(key, default))
 
 
 def _from_banner(event: Event) -> Iterator[Observation]:

@@ -129,6 +129,7 @@ class Similar(Frozen):
     seen: int = 1
     last_seen: str = ""
     origin: Literal["corpus", "store"] = "corpus"
+    exact: bool = Field(False, description="the same failure lines as this log: a repeat, not a neighbour")
 
 
 class Report(Frozen):

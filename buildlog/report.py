@@ -140,8 +140,8 @@ def _evidence(findings: Sequence[Finding]) -> list[Evidence]:
     for f in sorted(findings, key=lambda f: (-f.rule.priority, f.line)):
         for line, text in zip(f.hit.lines, f.hit.texts):
             seen.setdefault(line, text)
-        if f.context is not None:
-            seen.setdefault(f.context.line, f.context.text)
+        for event in f.support:
+            seen.setdefault(event.line, event.text)
         if len(seen) >= MAX_EVIDENCE:
             break
     return [Evidence(line=n, text=t) for n, t in sorted(seen.items())[:MAX_EVIDENCE]]

@@ -27,7 +27,7 @@ class Finding:
     event: Event
     hit: Hit
     attempt: int
-    context: Event | None = None  # the line that satisfied the rule's context condition
+    support: tuple[Event, ...] = ()  # lines that satisfied the rule's conditions (context, facts)
 
     @property
     def line(self) -> int:
@@ -56,13 +56,14 @@ def _conditions_hold(rule: Rule, span: Span, texts: str, facts: Facts) -> bool:
     return all(re.search(regex, _fact_text(facts, name)) for name, regex in rule.facts.items())
 
 
-def _context_event(rule: Rule, event: Event, attempt_events: Sequence[Event]) -> Event | None:
+def _context_event(rule: Rule, event: Event, attempt_events: Sequence[Event]) -> tuple[Event, ...]:
     """The line nearest to the match that satisfied the rule's context (shown as evidence too)."""
     if not rule.context:
-        return None
+        return ()
     regex = re.compile(rule.context)
     matching = [e for e in attempt_events if e is not event and regex.search(e.text)]
-    return min(matching, key=lambda e: (e.kind == "frame", abs(e.line - event.line)), default=None)
+    best = min(matching, key=lambda e: (e.kind == "frame", abs(e.line - event.line)), default=None)
+    return (best,) if best else ()
 
 
 def _kind_allowed(rule: Rule, event: Event) -> bool:
@@ -77,6 +78,7 @@ class Diagnoser:
 
     def findings(self, events: Sequence[Event], spans: Sequence[Span], facts_for: FactsFor) -> list[Finding]:
         by_attempt = _group(events, spans)
+        self._by_line = {e.line: e for e in events}
         out: list[Finding] = []
         for span in spans:
             attempt_events = by_attempt.get(span.number, [])
@@ -95,8 +97,30 @@ class Diagnoser:
                 continue
             hits = search(rule.regex, event, rule.multiline)
             if hits and _conditions_hold(rule, span, texts, facts):
-                found.append(Finding(rule, event, hits[0], span.number, _context_event(rule, event, attempt_events)))
+                support = _context_event(rule, event, attempt_events) + self._fact_events(rule, facts)
+                found.append(Finding(rule, event, hits[0], span.number, support))
         return found
+
+    def _fact_events(self, rule: Rule, facts: Facts) -> tuple[Event, ...]:
+        """The lines that state the facts a rule's condition relied on."""
+        out = []
+        for name in rule.facts:
+            value = getattr(facts, name, None)
+            if value is not None and not isinstance(value, list):
+                event = self._line_event(value.line)
+                if event is not None:
+                    out.append(event)
+        return tuple(out)
+
+    def _line_event(self, line: int) -> Event | None:
+        """The event for a line, or a plain one built from the window of the candidate before it."""
+        if line in self._by_line:
+            return self._by_line[line]
+        for back in range(1, 8):
+            owner = self._by_line.get(line - back)
+            if owner is not None and back <= len(owner.after):
+                return Event("text", line, owner.after[back - 1].strip())
+        return None
 
 
 def _group(events: Sequence[Event], spans: Sequence[Span]) -> dict[int, list[Event]]:

@@ -9,7 +9,8 @@ on the same lines rejoined without a break (a word cut at the edge reads whole a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, field
 
 from buildlog.parse.events import Event
 
@@ -23,6 +24,7 @@ class Hit:
     groups: dict[str, str]
     lines: tuple[int, ...]
     texts: tuple[str, ...]
+    group_lines: dict[str, int] = field(default_factory=dict)  # line where each named group starts
 
 
 def _window(event: Event) -> list[str]:
@@ -66,8 +68,13 @@ def _hits_in(
         if match.start() >= first_end:
             break
         covered = [i for i, s in enumerate(starts) if s <= max(match.end() - 1, match.start()) and _end(starts, i, joined) > match.start()]
+        group_lines = {
+            name: event.line + bisect_right(starts, match.start(name)) - 1
+            for name, value in match.groupdict().items()
+            if value is not None
+        }
         hits.append(
-            Hit(_groups(match), tuple(event.line + i for i in covered), tuple(lines[i] for i in covered))
+            Hit(_groups(match), tuple(event.line + i for i in covered), tuple(lines[i] for i in covered), group_lines)
         )
         if not all_matches:
             break

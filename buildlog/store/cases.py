@@ -51,6 +51,8 @@ class Sidecar(BaseModel):
     fix: str = ""
     notes: str = ""
     ticket: str = ""
+    seen: int = Field(1, ge=1, description="how often a store saw this failure (exported stores)")
+    last_seen: str = Field("", description="when a store last saw it; `date` is when it was first seen")
     incidents: list[ExpectedIncident] = Field(default_factory=list)
 
 
@@ -102,6 +104,8 @@ def dump_sidecar(sidecar: Sidecar) -> str:
     incidents = data.pop("incidents")
     for key, value in data.items():
         if value in ("", [], {}) and key not in ("title", "provenance", "outcome", "causes"):
+            continue
+        if key == "seen" and value == 1:
             continue
         lines.append(f"{key} = {_toml_value(value)}")
     for incident in incidents:

@@ -1,0 +1,132 @@
+"""The bundled corpus as a similarity index: knowledge/corpus_index.json, built from corpus/cases.
+
+`explain` compares a log with every labelled corpus case without reading the corpus (which the
+wheel does not carry) or analysing it again: the index holds each case's label, fix and token
+counts, the idf over them, and a hash of the corpus so that a test can tell when it is stale.
+
+Rebuild after changing the corpus:
+
+    python -m buildlog.store.index corpus/cases
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from buildlog.errors import BuildlogError
+from buildlog.learn.features import FEATURES_VERSION, idf_from
+from buildlog.store.cases import Case, iter_cases
+
+INDEX_FORMAT = 1
+INDEX_FILE = "corpus_index.json"
+
+
+def corpus_hash(folder: Path) -> str:
+    """Changes when any case file (log or sidecar) changes, or the tokenizer does."""
+    digest = hashlib.sha256(f"{INDEX_FORMAT}:{FEATURES_VERSION}".encode())
+    for case in iter_cases(folder):
+        for path in (case.log_path, case.log_path.with_name(case.slug + ".toml")):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+def indexed(case: Case) -> bool:
+    """Only failures with a known cause teach anything as a neighbour."""
+    return bool(case.sidecar.causes) and case.sidecar.causes[0] != "unknown"
+
+
+def case_record(case: Case) -> dict[str, Any]:
+    """One case as the index keeps it: label, fix, identity and token counts."""
+    from buildlog.store.intake import entry_from_bytes
+
+    side = case.sidecar
+    entry = entry_from_bytes(
+        case.slug, case.read_bytes(), cause=side.causes[0], title=side.title, fix=side.fix,
+        key_lines=side.key_lines, use_model=False,
+    )  # fmt: skip
+    return {
+        "key": case.slug, "cause": entry.cause, "title": side.title, "fix": side.fix,
+        "fingerprint": entry.fingerprint, "shape": entry.shape, "counts": dict(sorted(entry.counts.items())),
+    }  # fmt: skip
+
+
+def build_index(folder: Path) -> dict[str, Any]:
+    """The whole index for a corpus folder, deterministic for the same files."""
+    cases = [case_record(c) for c in iter_cases(folder) if indexed(c)]
+    idf = idf_from([c["counts"] for c in cases])
+    return {
+        "format": INDEX_FORMAT,
+        "features_version": FEATURES_VERSION,
+        "corpus_hash": corpus_hash(folder),
+        "idf": {w: round(v, 6) for w, v in sorted(idf.items())},
+        "cases": cases,
+    }
+
+
+def dump_index(index: dict[str, Any]) -> str:
+    """JSON with one case per line: small, and a changed case is a one-line diff."""
+    head = {k: v for k, v in index.items() if k not in ("cases", "idf")}
+    lines = ["{", *(f"{json.dumps(k)}: {json.dumps(v)}," for k, v in head.items())]
+    lines.append(f'"idf": {json.dumps(index["idf"], sort_keys=True, separators=(",", ":"))},')
+    lines.append('"cases": [')
+    rows = [json.dumps(c, sort_keys=True, separators=(",", ":")) for c in index["cases"]]
+    lines += [row + ("," if i < len(rows) - 1 else "") for i, row in enumerate(rows)]
+    lines += ["]", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def default_index_path() -> Path:
+    """Where the package reads the index from, in a checkout."""
+    import buildlog.knowledge
+
+    return Path(buildlog.knowledge.__file__).resolve().parent / INDEX_FILE
+
+
+@cache
+def load_index() -> dict[str, Any]:
+    """The bundled index; an empty one when the file is missing or of another format."""
+    from buildlog.resources import knowledge_file
+
+    node = knowledge_file(INDEX_FILE)
+    if not node.is_file():
+        return {"cases": [], "idf": {}}
+    data = json.loads(node.read_text("utf-8"))
+    if data.get("format") != INDEX_FORMAT or data.get("features_version") != FEATURES_VERSION:
+        return {"cases": [], "idf": {}}
+    return data
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Build (or with --check, verify) the corpus index; the exit code says whether it is current."""
+    parser = argparse.ArgumentParser(prog="python -m buildlog.store.index", description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", nargs="?", default="corpus/cases", help="the corpus cases (default: corpus/cases)")
+    parser.add_argument("--out", type=Path, default=None, help=f"where to write (default: buildlog/knowledge/{INDEX_FILE})")
+    parser.add_argument("--check", action="store_true", help="only say whether the index matches the corpus (exit 1 if not)")
+    args = parser.parse_args(argv)
+    out = args.out or default_index_path()
+    folder = Path(args.folder)
+    try:
+        if args.check:
+            current = json.loads(out.read_text("utf-8")).get("corpus_hash") if out.is_file() else None
+            stale = current != corpus_hash(folder)
+            print(f"{out}: {'stale; rebuild with python -m buildlog.store.index ' + str(folder) if stale else 'up to date'}")
+            return 1 if stale else 0
+        index = build_index(folder)
+    except BuildlogError as exc:
+        print(f"buildlog: {exc}", file=sys.stderr)
+        return 2
+    out.write_text(dump_index(index), "utf-8")
+    print(f"{out}: {len(index['cases'])} cases, {len(index['idf'])} terms, corpus {index['corpus_hash']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

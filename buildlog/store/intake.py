@@ -1,0 +1,131 @@
+"""Turns a log into a store Entry: redact it, analyse it, and take its failure lines and label.
+
+The stored text is the redacted text and the analysis runs on that same text, so a log exported
+from the store and evaluated again gives the answer that was stored, and no token ever reaches
+the database.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from buildlog.analyze import Analysis, run
+from buildlog.errors import BuildlogError
+from buildlog.ingest.clean import decode
+from buildlog.ingest.reader import iter_chunks, open_source
+from buildlog.ingest.redact import redact
+from buildlog.learn.features import failure_lines, fingerprint, tokens
+from buildlog.store.records import Entry
+
+MAX_LOG_BYTES = 64 * 1024 * 1024
+MAX_KEY_LINES = 8
+
+
+def read_log(path: str, limit: int = MAX_LOG_BYTES) -> tuple[str, bytes]:
+    """The display name and bytes of a log (file, .gz or - for stdin), refusing ones too big to keep."""
+    source = open_source(path)
+    data = bytearray()
+    with source.stream:
+        for chunk in iter_chunks(source.stream):
+            data += chunk
+            if len(data) > limit:
+                raise BuildlogError(
+                    f"{source.name}: over {limit // (1024 * 1024)} MiB; the store keeps whole logs, so cut it to "
+                    "the failing attempt first"
+                )  # fmt: skip
+    return source.name, bytes(data)
+
+
+def known_causes() -> set[str]:
+    """The ids a stored cause may take: those `buildlog causes` lists, and unknown."""
+    from buildlog.diagnose.rules import cause_ids
+
+    return set(cause_ids()) | {"unknown"}
+
+
+def check_cause(cause: str, where: str = "--cause") -> str:
+    """The cause id itself when known; otherwise an error that says where to look."""
+    if cause not in known_causes():
+        raise BuildlogError(f"{where}: unknown cause id {cause!r} (see `buildlog causes`)")
+    return cause
+
+
+def incident_lines(analysis: Analysis) -> list[str]:
+    """The failure lines of the last failed attempt (the whole log when attempts are not told apart).
+
+    The same choice the classifier trains on, so both see a session's final failure and not the
+    attempts that came before it.
+    """
+    failed = [a.number for a in analysis.report.attempts if a.outcome == "failure"]
+    span = next((s for s in analysis.spans if failed and s.number == failed[-1]), None)
+    if span is None:
+        return failure_lines(analysis.events)
+    return failure_lines(analysis.events, span.start, span.end)
+
+
+def features(lines: Sequence[str]) -> Counter[str]:
+    """Token counts of failure lines, the input of TF-IDF similarity."""
+    return Counter(tokens("\n".join(lines)))
+
+
+def entry_from_bytes(
+    name: str,
+    data: bytes,
+    *,
+    cause: str | None = None,
+    title: str | None = None,
+    fix: str = "",
+    ticket: str = "",
+    key_lines: Sequence[str] = (),
+    redact_paths: bool = False,
+    use_model: bool = True,
+) -> Entry:
+    """Analyse a log and describe it for the store; `cause`, `title` and `key_lines` override the analysis.
+
+    A log that shows no failure has nothing to remember unless a cause is given by hand.
+    """
+    text = redact(decode(data), paths=redact_paths)
+    analysis = run(name, [text.encode("utf-8")] if text else [], redact_paths=redact_paths, use_model=use_model)
+    report = analysis.report
+    if report.status == "empty":
+        raise BuildlogError(f"{name}: the log is empty; nothing to store")
+    found = report.root_causes[0].id if report.root_causes else None
+    if cause is None:
+        if report.status == "success":
+            raise BuildlogError(f"{name}: the log shows no failure; give --cause ID to store it anyway")
+        cause = found or "unknown"
+    check_cause(cause)
+    lines = incident_lines(analysis)
+    return Entry(
+        fingerprint=fingerprint(lines, cause),
+        shape=fingerprint(lines),
+        cause=cause,
+        title=title or _title(analysis, cause),
+        source=redact(report.source, paths=redact_paths),
+        outcome="unknown" if report.status == "unknown" else "failure",
+        key_lines=tuple(key_lines) or _key_lines(analysis, cause),
+        failure=tuple(lines),
+        counts=features(lines),
+        log=text,
+        fix=redact(fix, paths=redact_paths),
+        ticket=redact(ticket),
+    )
+
+
+def _title(analysis: Analysis, cause: str) -> str:
+    """The report's headline when it names the stored cause, else the cause's own title."""
+    report = analysis.report
+    if report.root_causes and report.root_causes[0].id == cause:
+        return report.headline
+    from buildlog.diagnose.rules import cause_ids
+
+    return cause_ids().get(cause, "A failure no rule explains")
+
+
+def _key_lines(analysis: Analysis, cause: str) -> tuple[str, ...]:
+    """The evidence for the stored cause, else for any cause, else the lines worth reading."""
+    report = analysis.report
+    chosen = [c for c in report.root_causes if c.id == cause] or report.root_causes
+    texts = [e.text.strip() for c in chosen for e in c.evidence] or [e.text.strip() for e in report.relevant]
+    return tuple(dict.fromkeys(t for t in texts if t))[:MAX_KEY_LINES]

@@ -1,0 +1,121 @@
+"""Seen before: the past failures most like this log, from the user's store and the bundled corpus.
+
+TF-IDF cosine over the tokens of the failure lines, in pure Python (learn/features), so that
+neither `explain` nor opening the store imports scikit-learn. A past failure with exactly the
+same failure lines is not a neighbour but the same failure again: it comes first, marked exact,
+and is worded as "seen N times" rather than as a similarity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from buildlog.analyze import Analysis
+from buildlog.learn.features import cosine, fingerprint, idf_from, tfidf
+from buildlog.models import Similar
+from buildlog.store.intake import features, incident_lines
+
+THRESHOLD = 0.5  # corpus cases of different causes rarely reach it; same-cause neighbours often do
+LIMIT = 3
+
+
+@dataclass(frozen=True)
+class Past:
+    """A past failure as similarity sees it, whichever place it comes from."""
+
+    key: str
+    cause: str
+    title: str
+    fix: str
+    shape: str
+    counts: Mapping[str, int]
+    origin: str
+    seen: int = 1
+    last_seen: str = ""
+
+
+def corpus_past() -> list[Past]:
+    """The labelled cases of the bundled corpus index."""
+    from buildlog.store.index import load_index
+
+    return [
+        Past(c["key"], c["cause"], c["title"], c["fix"], c["shape"], c["counts"], "corpus")
+        for c in load_index()["cases"]
+    ]  # fmt: skip
+
+
+def store_past(path: Path) -> list[Past]:
+    """The incidents of the store at `path`; none when there is no store (one is never created here)."""
+    from buildlog.store.db import Store
+
+    store = Store.open(path, create=False)
+    if store is None:
+        return []
+    with store:
+        rows = store.incidents()
+    return [
+        Past(f"#{r.id} {r.fingerprint[:8]}", r.cause, r.title, r.fix, r.shape, r.counts, "store", r.seen, r.last_seen[:10])
+        for r in rows
+    ]  # fmt: skip
+
+
+def rank(
+    lines: Sequence[str], pasts: Iterable[Past], idf: Mapping[str, float] | None = None,
+    threshold: float = THRESHOLD, limit: int = LIMIT,
+) -> list[Similar]:  # fmt: skip
+    """Exact repeats first, then neighbours above the threshold, best first; at most `limit`.
+
+    Pasts with the same failure lines as one already listed are dropped, so a corpus case that
+    was also imported into the store shows once (the store's, which counts sightings).
+    `idf` defaults to one computed over the pasts themselves.
+    """
+    if not lines:
+        return []
+    pasts = _unique(pasts)
+    shape = fingerprint(lines)
+    exact = [p for p in pasts if p.shape == shape]
+    others = [p for p in pasts if p.shape != shape]
+    idf = idf if idf is not None else idf_from([p.counts for p in pasts])
+    query = tfidf(_words(features(lines)), idf)
+    scored = sorted(
+        ((cosine(query, tfidf(_words(p.counts), idf)), p) for p in others),
+        key=lambda sp: (-sp[0], sp[1].origin != "store", sp[1].key),
+    )
+    found = [_similar(p, 1.0, True) for p in exact]
+    found += [_similar(p, s, False) for s, p in scored if s >= threshold]
+    return found[:limit]
+
+
+def seen_before(analysis: Analysis, store: Path | None, threshold: float = THRESHOLD, limit: int = LIMIT) -> list[Similar]:
+    """Past failures like the analysed log, from the store at `store` (if it exists) and the corpus."""
+    if analysis.report.status in ("success", "empty"):
+        return []
+    lines = incident_lines(analysis)
+    if not lines:
+        return []
+    from buildlog.store.index import load_index
+
+    mine = store_past(store) if store is not None else []
+    idf = None if mine else load_index()["idf"]
+    return rank(lines, [*mine, *corpus_past()], idf, threshold, limit)
+
+
+def _unique(pasts: Iterable[Past]) -> list[Past]:
+    """First of each shape; the store's pasts come first, so they win over corpus copies."""
+    out: dict[str, Past] = {}
+    for p in sorted(pasts, key=lambda p: p.origin != "store"):
+        out.setdefault(p.shape, p)
+    return list(out.values())
+
+
+def _words(counts: Mapping[str, int]) -> list[str]:
+    return [w for w, n in counts.items() for _ in range(n)]
+
+
+def _similar(past: Past, score: float, exact: bool) -> Similar:
+    return Similar(
+        key=past.key, cause=past.cause, title=past.title, score=round(score, 3), fix=past.fix, seen=past.seen,
+        last_seen=past.last_seen, origin="store" if past.origin == "store" else "corpus", exact=exact,
+    )  # fmt: skip
