@@ -55,3 +55,33 @@ def test_sidecars_name_known_causes():
     known = set(cause_ids()) | {"unknown"}
     for case in CASES:
         assert set(case.sidecar.causes) <= known, f"{case.slug}: unknown cause ids {case.sidecar.causes}"
+
+
+REGISTRY_HOSTS = ("pypi.org", "pythonhosted.org", "download.pytorch.org", "pypi.nvidia.com", "pypi.ngc.nvidia.com", "deb.debian.org")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.slug for c in CASES])
+def test_sidecar_is_honest(case):
+    """Key lines are in the log; registry hosts are replaced; provenance says where it came from."""
+    text = case.read_bytes().decode("utf-8", "replace")
+    for key in case.sidecar.key_lines:
+        assert key in text, f"key line not in the log: {key!r}"
+    for host in REGISTRY_HOSTS:
+        assert host not in text, f"registry host {host} left in the log"
+    if case.sidecar.provenance == "captured":
+        assert case.sidecar.command and case.sidecar.date, "a captured log records its command and date"
+    else:
+        assert case.sidecar.source, "a reconstructed log names where its messages come from"
+
+
+def test_corpus_targets():
+    """At least 120 cases, 5 per cause, 40% captured on this machine (see corpus/README.md)."""
+    per_cause = defaultdict(int)
+    for case in CASES:
+        for cause in set(case.sidecar.causes) | {i.cause for i in case.sidecar.incidents}:
+            per_cause[cause] += 1
+    thin = {c: per_cause[c] for c in cause_ids() if per_cause[c] < 5}
+    captured = sum(c.sidecar.provenance == "captured" for c in CASES)
+    assert len(CASES) >= 120, f"{len(CASES)} cases"
+    assert not thin, f"causes with fewer than 5 cases: {thin}"
+    assert captured >= 0.4 * len(CASES), f"{captured} of {len(CASES)} captured"
