@@ -79,17 +79,25 @@ FORMATS = click.Choice(["terminal", "markdown", "json"])
 @click.option("--width", type=click.IntRange(40, 400), default=None, help="Terminal report width (default: the terminal's).")
 @click.option("--fail", is_flag=True, help="Exit with code 1 when the log shows a failed build (for CI scripts).")
 @click.option("--redact-paths", is_flag=True, help="Also mask user names, home directories and host names (secrets are always masked).")
+@click.option("--store", default=None, metavar="PATH",
+              help="Store of past failures for 'Seen before' (default: $BUILDLOG_STORE, else the user data directory's; see `buildlog corpus`).")  # fmt: skip
 @friendly
-def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool) -> None:
+def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool, store: str | None) -> None:
     """Explain one build log: root causes, evidence lines and the fix.
 
     LOG is a file (plain or .gz) or - for standard input. Exit code 0 means the log was analysed,
-    whatever it shows; 2 means it could not be read.
+    whatever it shows; 2 means it could not be read. Past failures like this one, from your
+    store (`buildlog corpus`) and the bundled corpus, are shown under "Seen before".
     """
-    from buildlog.analyze import analyze
-    from buildlog.ingest.reader import open_source
+    from buildlog.analyze import run
+    from buildlog.ingest.reader import iter_chunks, open_source
+    from buildlog.store.paths import store_path
+    from buildlog.store.similar import seen_before
 
-    report = analyze(open_source(log), redact_paths=redact_paths)
+    source = open_source(log)
+    with source.stream:
+        analysis = run(source.name, iter_chunks(source.stream), redact_paths=redact_paths)
+    report = analysis.report.model_copy(update={"similar": seen_before(analysis, store_path(store))})
     _emit(report, fmt, color, width)
     sys.exit(EXIT_FAILURES_FOUND if fail and report.status == "failure" else EXIT_OK)
 
@@ -202,8 +210,8 @@ def train(folder: str, output: str | None) -> None:
     """
     from pathlib import Path
 
-    from buildlog.learn.train import train as fit_corpus
-    from buildlog.learn.train import write_model
+    from buildlog.training import train as fit_corpus
+    from buildlog.training import write_model
     from buildlog.resources import knowledge_file
     from buildlog.store.cases import iter_cases
 
@@ -241,3 +249,10 @@ def facts(log: str, fmt: str) -> None:
         click.echo("The log states no facts about its environment.")
         return
     _console(None, None).print(table)
+
+
+# Registered last: the store's commands look up this module's helpers when they run.
+from buildlog.store.commands import corpus, similar  # noqa: E402
+
+main.add_command(corpus)
+main.add_command(similar)

@@ -9,49 +9,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from buildlog.models import Report
+from buildlog.scores import CaseResult, EvalResult
 from buildlog.store.cases import Case, ExpectedIncident
 
 Analyzer = Callable[[Case], Report]
-
-
-@dataclass
-class CaseResult:
-    """How one case came out."""
-
-    slug: str
-    expected: list[str]
-    predicted: list[str]
-    status: str
-    problems: list[str] = field(default_factory=list)
-    chosen: list[tuple[int, str]] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
-@dataclass
-class EvalResult:
-    """All case results with per-cause counts and the confusion of primary causes."""
-
-    results: list[CaseResult]
-    counts: dict[str, Counter[str]]
-    confusion: Counter[tuple[str, str]]
-
-    @property
-    def misses(self) -> list[CaseResult]:
-        return [r for r in self.results if not r.ok]
-
-    def precision(self, cause: str) -> float:
-        c = self.counts[cause]
-        return c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else 1.0
-
-    def recall(self, cause: str) -> float:
-        c = self.counts[cause]
-        return c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else 1.0
 
 
 def check_case(case: Case, report: Report) -> CaseResult:
@@ -141,7 +104,7 @@ def evaluate_model(cases: list[Case]) -> EvalResult:
 
     Every training sample counts (a session contributes one per incident); abstaining is a miss.
     """
-    from buildlog.learn.train import cross_validate, samples_of
+    from buildlog.training import cross_validate, samples_of
 
     models = cross_validate(cases)
     results, counts, confusion = [], {}, Counter()

@@ -45,7 +45,7 @@ def test_tfidf_matches_scikit_learn():
 
 def test_exported_model_scores_like_scikit_learn():
     pytest.importorskip("sklearn")
-    from buildlog.learn.train import Sample, fit
+    from buildlog.training import Sample, fit
 
     samples = [Sample(str(i), (d,), label) for i, (d, label) in enumerate(zip(DOCS * 3, ["a", "b", "c", "d"] * 3))]
     model = model_from_dict(fit(samples, "test"))
@@ -60,7 +60,7 @@ def test_model_format_is_checked():
 
 def test_bundled_model_was_trained_on_this_corpus():
     pytest.importorskip("sklearn")
-    from buildlog.learn.train import corpus_hash
+    from buildlog.training import corpus_hash
 
     model = bundled_model()
     assert model is not None, "no bundled model: run `buildlog train corpus/cases`"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from buildlog.evaluate import EvalResult
+from buildlog.scores import EvalResult
 
 
 def render_eval_text(result: EvalResult, title: str = "") -> str:
