@@ -6,13 +6,13 @@ and the tests all analyse a log the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import cache
 
-from buildlog.diagnose.engine import Diagnoser, Finding
+from buildlog.diagnose.engine import Diagnoser, Finding, outcome_of
 from buildlog.diagnose.rules import load_rules
-from buildlog.facts import fact_patterns, fold, observe
+from buildlog.facts import Observation, fact_patterns, fold, observe
 from buildlog.ingest.clean import clean_line
 from buildlog.ingest.redact import redact
 from buildlog.ingest.reader import Source, iter_chunks
@@ -20,7 +20,7 @@ from buildlog.models import Facts, Report
 from buildlog.parse.events import GRAMMAR_ANCHORS, Event, parse_line
 from buildlog.report import Inputs, build_report
 from buildlog.scan import Scanner, ScanSummary
-from buildlog.segment import Span, segment, stage_markers
+from buildlog.segment import Span, group_steps, segment, stage_markers
 
 
 @cache
@@ -65,22 +65,29 @@ def run(name: str, chunks: Iterable[bytes], redact_paths: bool = False, use_mode
     summary = ScanSummary()
     events = parse_events(chunks, summary, redact_paths)
     observations = list(observe(events))
-    spans = segment(events, summary.lines)
-    per_attempt: dict[int, Facts] = {}
-
-    def facts_for(attempt: int) -> Facts:
-        if attempt not in per_attempt:
-            span = next(s for s in spans if s.number == attempt)
-            per_attempt[attempt] = fold(observations, until=span.end, since=span.start)
-        return per_attempt[attempt]
-
+    steps = segment(events, summary.lines)
+    findings = Diagnoser().findings(events, steps, _facts_by_attempt(observations, steps))
+    outcomes = {s.number: outcome_of([f for f in findings if f.attempt == s.number]) for s in steps}
+    spans, mapping = group_steps(steps, outcomes)
+    findings = [replace(f, attempt=mapping[f.attempt]) for f in findings]
+    facts_for = _facts_by_attempt(observations, spans)
     facts = facts_for(spans[-1].number)
-
-    findings = Diagnoser().findings(events, spans, facts_for)
     tail = [(n, clean_line(raw, redact_paths)) for n, raw in summary.tail]
     name = redact(name, paths=redact_paths)
     report = build_report(Inputs(name, summary.lines, spans, findings, facts, facts_for, tail, events, use_model))
     return Analysis(events, spans, findings, report)
+
+
+def _facts_by_attempt(observations: Sequence[Observation], spans: Sequence[Span]) -> Callable[[int], Facts]:
+    """Facts in force for each attempt, computed once each on demand."""
+    by_number = {s.number: s for s in spans}
+
+    @cache
+    def facts_for(attempt: int) -> Facts:
+        span = by_number[attempt]
+        return fold(observations, until=span.end, since=span.start)
+
+    return facts_for
 
 
 def analyze_chunks(name: str, chunks: Iterable[bytes], redact_paths: bool = False) -> Report:

@@ -35,10 +35,12 @@ def check_case(case: Case, report: Report) -> CaseResult:
 
 
 def _cause_problems(outcome: str, expected: list[str], predicted: list[str], report: Report) -> list[str]:
-    if outcome == "success":
+    if outcome == "success" and not expected:
         if predicted or report.status == "failure":
             return [f"a successful build was reported as {report.status} with {predicted}"]
         return []
+    if outcome == "success" and report.status != "success":
+        return [f"a session that ends in success was reported as {report.status}"]
     if outcome == "unknown" or expected == ["unknown"]:
         if set(predicted) - {"unknown"} or (report.status != "unknown" and "unknown" not in predicted):
             return [f"expected 'unknown', got {report.status} with {predicted}"]

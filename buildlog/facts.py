@@ -27,7 +27,7 @@ SCALAR_FACTS = (
 LIST_FACTS = ("gpus", "gpu_cc", "gencode")
 ENV_FACTS = {"CUDA_HOME": "cuda_home", "CUDA_PATH": "cuda_home", "MAX_JOBS": "max_jobs",
              "TORCH_CUDA_ARCH_LIST": "arch_list", "NVCC_THREADS": "nvcc_threads"}  # fmt: skip
-_GROUP_ALIASES = {"gpu": "gpus", "win_home": "cuda_home", "win_nvcc": "nvcc", "gencode_2": "gencode"}
+_GROUP_ALIASES = {"gpu": "gpus", "win_home": "cuda_home", "win_nvcc": "nvcc", "gencode_2": "gencode", "torch_cuda_2": "torch_cuda"}
 
 
 @dataclass(frozen=True, slots=True)

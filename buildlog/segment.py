@@ -10,8 +10,8 @@ by whether it got past the stage where an earlier one failed.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from buildlog.parse.events import Event, SimpleCommand
@@ -60,6 +60,7 @@ class Span:
     stages: dict[str, int] = field(default_factory=dict)  # stage -> first line reached
     closed: bool = False  # pip already said how it ended
     active: bool = False  # something other than a command happened in it
+    prepared: list[str] = field(default_factory=list)  # helper installs folded into this attempt
 
     @property
     def stage(self) -> str:
@@ -256,3 +257,49 @@ def segment(events: Sequence[Event], last_line: int) -> list[Span]:
     for event in events:
         segmenter.feed(event)
     return segmenter.finish(last_line)
+
+
+_BUILT = frozenset({"build-deps", "metadata", "setup", "configure", "compile", "link"})
+
+
+def _is_attempt(step: Span, outcome: str, build_targets: frozenset[str]) -> bool:
+    """A step counts as an attempt if it failed, built something, or installs what others build."""
+    if outcome == "failure" or _BUILT & set(step.stages):
+        return True
+    targets = targets_of(step.command)
+    if not targets:
+        return bool(step.command) and not _PY.match(step.command.split()[0] if step.command else "")
+    return bool(targets & build_targets)
+
+
+def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[list[Span], dict[int, int]]:
+    """Fold preparatory steps (helper installs that succeed, checks such as `python -c`) into the
+    attempt that follows them, so attempts are the tries at the build itself.
+
+    Returns the attempts and a map from step number to attempt number.
+    """
+    build_targets = frozenset(
+        t for s in steps if outcomes.get(s.number) == "failure" or _BUILT & set(s.stages) for t in targets_of(s.command)
+    )
+    keep = [_is_attempt(s, outcomes.get(s.number, "unknown"), build_targets) for s in steps]
+    if not any(keep):
+        return list(steps), {s.number: s.number for s in steps}
+    attempts: list[Span] = []
+    mapping: dict[int, int] = {}
+    pending: list[Span] = []
+    for step, is_attempt in zip(steps, keep):
+        if not is_attempt:
+            pending.append(step)
+            continue
+        merged = replace(step, number=len(attempts) + 1, stages=dict(step.stages), prepared=[p.command for p in pending if p.command])
+        for p in pending:
+            mapping[p.number] = merged.number
+        if attempts and pending:
+            attempts[-1].end = pending[0].start - 1
+        mapping[step.number] = merged.number
+        attempts.append(merged)
+        pending = []
+    for p in pending:  # steps after the last attempt belong to it
+        mapping[p.number] = attempts[-1].number
+        attempts[-1].end = p.end
+    return attempts, mapping

@@ -105,7 +105,8 @@ def _differences(
         s for s in spans
         if before.number < s.number < after.number and not _same_target(before, s) and outcomes.get(s.number) != "failure"
     ]  # fmt: skip
-    installed = [_installed(s.command) for s in between if _installed(s.command)]
+    commands = [s.command for s in between] + [c for s in spans if before.number < s.number <= after.number for c in s.prepared]
+    installed = [_installed(c) for c in commands if _installed(c)]
     if installed:
         out.append(("packages", "installed " + ", ".join(installed) + " in between"))
     return out

@@ -190,9 +190,10 @@ def _unquote(value: str) -> str:
 
 # Literal anchors for the lines the grammars care about beyond rules and fact patterns: commands
 # (prompts, `bash -x`, CI steps), tracebacks, pip's and ninja's structure and version banners.
-# A leading newline means "at the start of a line".
 GRAMMAR_ANCHORS: tuple[str, ...] = (
-    "$ ", "# ", "\n+ ", "\n++ ", "##[group]Run", "] RUN ", ": RUN ", "\nRUN ", "PS ",
+    "$ ", "# ", "##[group]Run", "] RUN ", ": RUN ", "PS ",
+    "+ pip", "+ python", "+ uv ", "+ export ", "+ source ", "+ nvcc", "+ cmake", "+ make", "+ ninja", "+ conda ",
+    "+ MAX_JOBS=", "+ CUDA_HOME=", "+ TORCH_CUDA_ARCH_LIST=", "+ sudo ", "+ bash ", "+ CC=", "+ CXX=",
     "pip install", "pip3 install", "pip wheel", "uv pip ", "uv sync", "uv add", "setup.py ",
     "conda activate", "conda install", "/activate", "export ", "MAX_JOBS=", "CUDA_HOME=", "TORCH_CUDA_ARCH_LIST=",
     "python -m ", "python3 -m ", "python -c", "python3 -c",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buildlog.models import Attempt, Facts, Incident, Report
+from buildlog.models import Attempt, Facts, Incident, Report, Similar
 
 OUTCOME_WORDS = {"success": "succeeded", "failure": "failed", "unknown": "ended unclear"}
 STATUS_MARKS = {"failure": "✗", "success": "✓", "unknown": "?", "empty": "·"}
@@ -77,3 +77,18 @@ def resolved_note(cause_id: str, report: Report) -> str:
         if incident.cause == cause_id and incident.resolved_by:
             return f"resolved in attempt {incident.resolved_by.attempt}"
     return ""
+
+
+def similar_note(similar: Similar) -> str:
+    """How a past failure relates to this log: a repeat ("seen N times") or a neighbour (its similarity).
+
+    Sightings are counted only by a store; a corpus case is named instead.
+    """
+    parts = ["the same failure" if similar.exact else f"similarity {similar.score:.0%}"]
+    if similar.origin == "store":
+        times = "once" if similar.seen == 1 else f"{similar.seen} times"
+        parts.append(f"seen {times}" + (f", last {similar.last_seen}" if similar.last_seen else ""))
+        parts.append(f"store {similar.key}")
+    else:
+        parts.append(f"corpus case {similar.key}")
+    return " · ".join(parts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from buildlog.models import Report, RootCause
 from buildlog.render.common import (
-    STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary, resolved_note,
+    STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary, resolved_note, similar_note,
 )  # fmt: skip
 
 
@@ -19,6 +19,7 @@ def render_markdown(report: Report) -> str:
     if report.relevant and not any(c.id == "unknown" for c in report.root_causes):
         out += ["", "### Lines worth reading", "", "```text", *_numbered(report.relevant), "```"]
     out += _risks(report)
+    out += _similar(report)
     out += _facts(report)
     return "\n".join(out).rstrip() + "\n"
 
@@ -70,6 +71,17 @@ def _risks(report: Report) -> list[str]:
                 out += ["  ```bash", *(f"  {line}" for line in body.splitlines()), "  ```"]
             elif body:
                 out.append(f"  {body}")
+    return out
+
+
+def _similar(report: Report) -> list[str]:
+    if not report.similar:
+        return []
+    out = ["", "### Seen before", ""]
+    for s in report.similar:
+        out.append(f"- `{s.cause}` {s.title} ({similar_note(s)})")
+        if s.fix:
+            out.append(f"  fixed by: {s.fix}")
     return out
 
 

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from buildlog.models import Evidence, Report, RootCause
 from buildlog.render.common import (
-    STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary, resolved_note,
+    STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary, resolved_note, similar_note,
 )  # fmt: skip
 
 STATUS_STYLE = {"failure": "bold red", "success": "bold green", "unknown": "bold yellow", "empty": "bold"}
@@ -144,8 +144,9 @@ def _similar(report: Report) -> RenderableType | None:
         return None
     parts: list[RenderableType] = [_section("Seen before")]
     for s in report.similar:
-        when = f", last {s.last_seen}" if s.last_seen else ""
-        line = Text(f"{s.cause}  {s.title}  (similarity {s.score:.0%}, seen {s.seen}×{when}, {s.origin})")
+        line = Text(f"{s.cause}", style="bold magenta")
+        line.append(f"  {s.title}  ")
+        line.append(f"({similar_note(s)})", style="dim")
         parts.append(line)
         if s.fix:
             parts.append(Padding(Text(f"fixed by: {s.fix}", style="green"), (0, 0, 0, 2), expand=False))

@@ -85,6 +85,8 @@ class Store:
         try:
             with store._errors():
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                # In WAL mode NORMAL survives a killed process; only a power cut may lose the last commits.
+                conn.execute("PRAGMA synchronous = NORMAL")
                 if not store._recognise(initialise=create):
                     conn.close()
                     return None
@@ -94,6 +96,7 @@ class Store:
         return store
 
     def close(self) -> None:
+        """Release the file (readers and writers of other processes never wait on a closed store)."""
         self.conn.close()
 
     def __enter__(self) -> Store:
@@ -112,7 +115,7 @@ class Store:
                 raise BuildlogError(f"{self.path}: the store is busy (another buildlog is writing); try again") from None
             raise BuildlogError(f"{self.path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
-            raise BuildlogError(f"{self.path}: not a buildlog store ({exc}); give another --store path") from None
+            raise BuildlogError(f"{self.path}: not a readable buildlog store ({exc}); left untouched") from None
 
     def _recognise(self, initialise: bool) -> bool:
         """True for a buildlog store; initialise an empty database when asked; refuse anything else.

@@ -11,18 +11,19 @@ Rebuild after changing the corpus:
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from buildlog.errors import BuildlogError
 from buildlog.learn.features import FEATURES_VERSION, idf_from
-from buildlog.store.cases import Case, iter_cases
+
+if TYPE_CHECKING:
+    from buildlog.store.cases import Case
 
 INDEX_FORMAT = 1
 INDEX_FILE = "corpus_index.json"
@@ -30,6 +31,8 @@ INDEX_FILE = "corpus_index.json"
 
 def corpus_hash(folder: Path) -> str:
     """Changes when any case file (log or sidecar) changes, or the tokenizer does."""
+    from buildlog.store.cases import iter_cases
+
     digest = hashlib.sha256(f"{INDEX_FORMAT}:{FEATURES_VERSION}".encode())
     for case in iter_cases(folder):
         for path in (case.log_path, case.log_path.with_name(case.slug + ".toml")):
@@ -60,6 +63,8 @@ def case_record(case: Case) -> dict[str, Any]:
 
 def build_index(folder: Path) -> dict[str, Any]:
     """The whole index for a corpus folder, deterministic for the same files."""
+    from buildlog.store.cases import iter_cases
+
     cases = [case_record(c) for c in iter_cases(folder) if indexed(c)]
     idf = idf_from([c["counts"] for c in cases])
     return {
@@ -106,6 +111,8 @@ def load_index() -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Build (or with --check, verify) the corpus index; the exit code says whether it is current."""
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m buildlog.store.index", description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", default="corpus/cases", help="the corpus cases (default: corpus/cases)")
     parser.add_argument("--out", type=Path, default=None, help=f"where to write (default: buildlog/knowledge/{INDEX_FILE})")

@@ -20,6 +20,7 @@ from buildlog.store.records import Entry
 
 MAX_LOG_BYTES = 64 * 1024 * 1024
 MAX_KEY_LINES = 8
+MAX_TITLE = 100
 
 
 def read_log(path: str, limit: int = MAX_LOG_BYTES) -> tuple[str, bytes]:
@@ -97,14 +98,15 @@ def entry_from_bytes(
         cause = found or "unknown"
     check_cause(cause)
     lines = incident_lines(analysis)
+    key_lines = tuple(key_lines) or _key_lines(analysis, cause)
     return Entry(
         fingerprint=fingerprint(lines, cause),
         shape=fingerprint(lines),
         cause=cause,
-        title=title or _title(analysis, cause),
+        title=title or _title(analysis, cause, key_lines),
         source=redact(report.source, paths=redact_paths),
         outcome="unknown" if report.status == "unknown" else "failure",
-        key_lines=tuple(key_lines) or _key_lines(analysis, cause),
+        key_lines=key_lines,
         failure=tuple(lines),
         counts=features(lines),
         log=text,
@@ -113,11 +115,13 @@ def entry_from_bytes(
     )
 
 
-def _title(analysis: Analysis, cause: str) -> str:
-    """The report's headline when it names the stored cause, else the cause's own title."""
+def _title(analysis: Analysis, cause: str, key_lines: Sequence[str]) -> str:
+    """The first proof line when the analysis found this cause (it names the failure: the missing
+    module, the versions), else the cause's own title."""
     report = analysis.report
-    if report.root_causes and report.root_causes[0].id == cause:
-        return report.headline
+    if key_lines and report.root_causes and report.root_causes[0].id == cause:
+        line = " ".join(key_lines[0].split())
+        return line if len(line) <= MAX_TITLE else line[: MAX_TITLE - 1].rstrip() + "…"
     from buildlog.diagnose.rules import cause_ids
 
     return cause_ids().get(cause, "A failure no rule explains")

@@ -8,12 +8,13 @@ and is worded as "seen N times" rather than as a similarity.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from buildlog.analyze import Analysis
-from buildlog.learn.features import cosine, fingerprint, idf_from, tfidf
+from buildlog.learn.features import cosine, fingerprint, idf_from
 from buildlog.models import Similar
 from buildlog.store.intake import features, incident_lines
 
@@ -48,6 +49,8 @@ def corpus_past() -> list[Past]:
 
 def store_past(path: Path) -> list[Past]:
     """The incidents of the store at `path`; none when there is no store (one is never created here)."""
+    if not path.exists():
+        return []
     from buildlog.store.db import Store
 
     store = Store.open(path, create=False)
@@ -56,7 +59,7 @@ def store_past(path: Path) -> list[Past]:
     with store:
         rows = store.incidents()
     return [
-        Past(f"#{r.id} {r.fingerprint[:8]}", r.cause, r.title, r.fix, r.shape, r.counts, "store", r.seen, r.last_seen[:10])
+        Past(r.fingerprint[:8], r.cause, r.title, r.fix, r.shape, r.counts, "store", r.seen, r.last_seen[:10])
         for r in rows
     ]  # fmt: skip
 
@@ -78,9 +81,9 @@ def rank(
     exact = [p for p in pasts if p.shape == shape]
     others = [p for p in pasts if p.shape != shape]
     idf = idf if idf is not None else idf_from([p.counts for p in pasts])
-    query = tfidf(_words(features(lines)), idf)
+    query = vector(features(lines), idf)
     scored = sorted(
-        ((cosine(query, tfidf(_words(p.counts), idf)), p) for p in others),
+        ((cosine(query, vector(p.counts, idf)), p) for p in others),
         key=lambda sp: (-sp[0], sp[1].origin != "store", sp[1].key),
     )
     found = [_similar(p, 1.0, True) for p in exact]
@@ -110,8 +113,11 @@ def _unique(pasts: Iterable[Past]) -> list[Past]:
     return list(out.values())
 
 
-def _words(counts: Mapping[str, int]) -> list[str]:
-    return [w for w, n in counts.items() for _ in range(n)]
+def vector(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
+    """features.tfidf computed from token counts (what the index and the store keep) instead of a word list."""
+    weights = {w: (1.0 + math.log(n)) * idf[w] for w, n in counts.items() if w in idf}
+    norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
+    return {w: v / norm for w, v in weights.items()}
 
 
 def _similar(past: Past, score: float, exact: bool) -> Similar:

@@ -1,6 +1,8 @@
-"""What the store's commands show, as plain data: rows as dicts, search, and statistics.
+"""What the store's commands show: rows as dicts, search, statistics, and the tables and lines
+the command line prints.
 
-Pure functions over Stored rows, so the commands stay thin and the tests need no terminal.
+Functions over Stored rows that return data or renderables and print nothing, so the commands in
+cli.py stay a few lines each.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from buildlog.models import Similar
 from buildlog.store.records import Stored
 
 
@@ -50,6 +53,7 @@ class Stats:
     by_cause: dict[str, Counter[str]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
+        """For `corpus stats --format json`."""
         return {
             "incidents": self.incidents, "sightings": self.sightings, "with_fix": self.with_fix,
             "first_seen": self.first_seen, "last_seen": self.last_seen,
@@ -69,3 +73,62 @@ def stats(rows: Sequence[Stored]) -> Stats:
         counter.update(incidents=1, sightings=row.seen, with_fix=1 if row.fix else 0)
     out.by_cause = dict(sorted(per.items(), key=lambda kv: (-kv[1]["sightings"], kv[0])))
     return out
+
+
+def rows_table(rows: Sequence[Stored]) -> Any:
+    """`corpus list` and `corpus search` as a table: the number and fingerprint to pass to `show`."""
+    from rich.table import Table
+
+    table = Table("#", "fingerprint", "seen", "last seen", "cause", "title", "fix", box=None, header_style="bold")
+    for r in rows:
+        table.add_row(str(r.id), r.fingerprint[:8], str(r.seen), r.last_seen[:10], r.cause, r.title, "yes" if r.fix else "")
+    return table
+
+
+def show_lines(row: Stored) -> list[str]:
+    """`corpus show` as plain lines: identity, sightings, fix, ticket, proof lines."""
+    out = [f"#{row.id} {row.fingerprint}  {row.cause}", row.title]
+    out.append(f"seen {row.seen} times, first {row.first_seen[:10]}, last {row.last_seen[:10]}; from {row.source or '?'}")
+    out += [f"{label}: {value}" for label, value in (("fix", row.fix), ("ticket", row.ticket)) if value]
+    if row.key_lines:
+        out += ["key lines:", *(f"  {line}" for line in row.key_lines)]
+    return out
+
+
+def stats_view(result: Stats, where: str) -> tuple[list[str], Any]:
+    """`corpus stats` as summary lines and a per-cause table (None when the store is empty)."""
+    lines = [f"{where}: {_count(result.incidents, 'incident')}, seen {_count(result.sightings, 'time')}, {result.with_fix} with a fix"]
+    if not result.incidents:
+        return lines, None
+    lines.append(f"first seen {result.first_seen}, last seen {result.last_seen}")
+    from rich.table import Table
+
+    table = Table("cause", "incidents", "seen", "with fix", box=None, header_style="bold")
+    for cause, n in result.by_cause.items():
+        table.add_row(cause, str(n["incidents"]), str(n["sightings"]), str(n["with_fix"]))
+    return lines, table
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def similar_view(found: Sequence[Similar]) -> Any:
+    """`buildlog similar` as a table: how alike, the cause, and the past failure with its fix and origin.
+
+    Title, fix and origin share one cell so that a long fix wraps under its title instead of
+    squeezing every column.
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    from buildlog.render.common import similar_note
+
+    table = Table("similarity", "cause", "past failure", box=None, header_style="bold")
+    for s in found:
+        cell = Text(s.title)
+        if s.fix:
+            cell.append(f"\nfixed by: {s.fix}", style="green")
+        cell.append(f"\n{similar_note(s).split(' · ', 1)[1]}", style="dim")  # the first part is the score column
+        table.add_row("same" if s.exact else f"{s.score:.0%}", Text(s.cause, style="magenta"), cell)
+    return table
