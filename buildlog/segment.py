@@ -137,7 +137,13 @@ _VALUE_OPTIONS = frozenset({
 
 def targets_of(command: str) -> frozenset[str]:
     """What a command builds or installs: package names, or "." for the project in the current folder."""
-    words = command.split()
+    found: set[str] = set()
+    for part in re.split(r"\s(?:&&|\|\||;|\|)\s", command):
+        found |= _targets_of_simple(part.split())
+    return frozenset(found)
+
+
+def _targets_of_simple(words: list[str]) -> set[str]:
     found: set[str] = set()
     for i, word in enumerate(words):
         if word.endswith("setup.py") or word in (".", "./") or (word == "-e" and i + 1 < len(words) and words[i + 1] in (".", "./")):
@@ -147,13 +153,11 @@ def targets_of(command: str) -> frozenset[str]:
         None,
     )
     if verb is None:
-        return frozenset(found)
+        return found
     skip = False
     for word in words[verb + 1 :]:
-        if skip or word in ("&&", "||", ";", "|"):
+        if skip:
             skip = False
-            if word in ("&&", "||", ";", "|"):
-                break
             continue
         if word.startswith("-"):
             skip = word in _VALUE_OPTIONS
@@ -161,9 +165,10 @@ def targets_of(command: str) -> frozenset[str]:
         name = re.split(r"[<>=!~\[;@ ]", word, maxsplit=1)[0].lower().replace("_", "-")
         if name and name not in (".", "./"):
             found.add(name)
-    return frozenset(found)
+    return found
 
 
+_CI_ENV = re.compile(r"^([A-Z_][A-Z0-9_]*): (.*)$")
 _ACTIVITY = frozenset({
     "exception", "traceback", "diagnostic", "tool_message", "pip_error", "pip_block", "pip_success",
     "ninja_failed", "ninja_message", "uv_chain",
@@ -177,23 +182,41 @@ class Segmenter:
         self.env: dict[str, str] = {}
         self.venv: str | None = None
         self.spans: list[Span] = [Span(1, 1, 0, "", {}, None, None, explicit=False)]
-        self.budget_used: dict[str, int] = {}
+        self.ci_header = False
 
     def feed(self, event: Event) -> None:
         if event.kind == "command":
-            self._command(event)
+            if not (self.ci_header and event.fields.get("prompt") == "none"):
+                self._command(event)  # a CI step echoes its script under its header: not a new command
+            return
+        if self.ci_header and self._ci_header_line(event):
             return
         span = self.spans[-1]
         stage = stage_of(event)
         span.active = span.active or bool(stage) or event.kind in _ACTIVITY
         if stage == "resolve" and span.closed and not event.indent:
-            span = self._open(event.line, _implied_command(event), explicit=False)
+            if _chained_install_continues(span, event):
+                span.closed = False  # `pip install a && pip install b`: still the same command,
+                span.stages.clear()  # and how far it got is measured on the part that follows
+            else:
+                span = self._open(event.line, _implied_command(event), explicit=False)
         if stage:
             span.stages.setdefault(stage, event.line)
         if event.kind in ("pip_success", "pip_error") and not event.indent:
             span.closed = span.closed or _pip_final(event)
 
+    def _ci_header_line(self, event: Event) -> bool:
+        """Lines between `##[group]Run ...` and `##[endgroup]`: the script echo and the step's env."""
+        if event.text.startswith("##[endgroup]"):
+            self.ci_header = False
+            return True
+        m = _CI_ENV.match(event.text)
+        if m and self.spans[-1].explicit:
+            self.spans[-1].env[m.group(1)] = m.group(2).strip()
+        return bool(m)
+
     def _command(self, event: Event) -> None:
+        self.ci_header = event.fields.get("gh_step") is not None
         build: SimpleCommand | None = None
         for cmd in event.commands:
             self._track_env(cmd)
@@ -240,6 +263,13 @@ class Segmenter:
 def _pip_final(event: Event) -> bool:
     rest = event.fields.get("rest", "")
     return event.kind == "pip_success" or rest.startswith(("Failed building wheel", "Could not build wheels", "Failed to build"))
+
+
+def _chained_install_continues(span: Span, event: Event) -> bool:
+    m = re.match(r"(?:Collecting|Obtaining|Processing)\s+(\S+)", event.text)
+    if not (span.explicit and m and re.search(r"\s(?:&&|;)\s", span.command)):
+        return False
+    return bool(targets_of(f"pip install {m.group(1)}") & targets_of(span.command))
 
 
 def _implied_command(event: Event) -> str:

@@ -96,7 +96,7 @@ def _differences(
         old, new = before.env.get(key), after.env.get(key)
         if old != new:
             out.append((_env_kind(key), _env_change(key, old, new)))
-    if (before.interpreter or "") != (after.interpreter or "") and after.interpreter:
+    if before.interpreter and after.interpreter and before.interpreter != after.interpreter:
         out.append(("interpreter", f"ran {after.interpreter} instead of {before.interpreter or 'the default pip'}"))
     if before.venv != after.venv:
         out.append(("interpreter", f"virtual environment {after.venv or 'none'} (was {before.venv or 'none'})"))
