@@ -21,3 +21,9 @@ def analyse_text(text: str | bytes, name: str = "<test>") -> Analysis:
 @pytest.fixture
 def analyse():
     return analyse_text
+
+
+@pytest.fixture(autouse=True)
+def _no_user_store(tmp_path_factory, monkeypatch):
+    """Every test sees an empty store location, never the developer's own store."""
+    monkeypatch.setenv("BUILDLOG_STORE", str(tmp_path_factory.mktemp("store") / "store.sqlite"))

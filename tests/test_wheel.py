@@ -21,5 +21,6 @@ def test_wheel_contains_package_data(tmp_path):
         assert f"buildlog/grammars/{grammar}.lark" in names
     for data in ("causes.toml", "facts.toml", "stages.toml", "resolution.toml"):
         assert f"buildlog/knowledge/{data}" in names
+    assert "buildlog/knowledge/corpus_index.json" in names and "buildlog/learn/features.py" in names
     rules = [n for n in names if n.startswith("buildlog/knowledge/rules/") and n.endswith(".toml")]
     assert len(rules) >= 4

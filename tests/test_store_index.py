@@ -1,0 +1,111 @@
+"""The bundled corpus index, similarity ranking, and where the store lives on each platform."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from buildlog.analyze import run
+from buildlog.learn.features import idf_from, tfidf, tokens
+from buildlog.store.cases import iter_cases
+from buildlog.store.index import build_index, corpus_hash, default_index_path, dump_index, load_index, main
+from buildlog.store.paths import data_dir, store_path
+from buildlog.store.similar import THRESHOLD, Past, rank, seen_before, vector
+from tests.conftest import CORPUS
+
+REBUILD = "rebuild it: python -m buildlog.store.index corpus/cases"
+
+
+def test_bundled_index_matches_the_corpus():
+    index = json.loads(default_index_path().read_text("utf-8"))
+    assert index["corpus_hash"] == corpus_hash(CORPUS), f"corpus_index.json is stale; {REBUILD}"
+    labelled = {c.slug for c in iter_cases(CORPUS) if c.sidecar.causes and c.sidecar.causes != ["unknown"]}
+    assert {c["key"] for c in index["cases"]} == labelled, REBUILD
+    assert index["idf"] == pytest.approx(idf_from([c["counts"] for c in index["cases"]]), abs=1e-6)
+
+
+def test_every_indexed_case_finds_itself():
+    """Exact while the index matches the pipeline; at worst its own best neighbour.
+
+    Sessions that ended in success are indexed (their fix is worth showing) but show no neighbours.
+    """
+    cases = {c.slug: c for c in iter_cases(CORPUS)}
+    for record in load_index()["cases"][::4]:
+        case = cases.get(record["key"])
+        if case is None or case.sidecar.outcome == "success":
+            continue  # removed since the index was built (the test above says so), or nothing failed
+        found = seen_before(run(case.slug, [case.read_bytes()], use_model=False), None, limit=50)
+        assert found, case.slug
+        same = [s for s in found if s.score == found[0].score]
+        assert found[0].exact or record["key"] in {s.key for s in same}, (case.slug, found[:2])
+
+
+def test_builder_is_deterministic_and_check_mode(tmp_path):
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    slugs = sorted({c.slug for c in iter_cases(CORPUS) if c.sidecar.causes and c.sidecar.causes != ["unknown"]})[:3]
+    for slug in slugs:
+        for path in CORPUS.glob(f"{slug}.*"):
+            shutil.copy(path, folder / path.name)
+    first, second = build_index(folder), build_index(folder)
+    assert dump_index(first) == dump_index(second)
+    assert json.loads(dump_index(first)) == first
+    assert [c["key"] for c in first["cases"]] == slugs
+    out = tmp_path / "index.json"
+    assert main([str(folder), "--out", str(out)]) == 0
+    assert main([str(folder), "--out", str(out), "--check"]) == 0
+    (folder / f"{slugs[0]}.toml").write_text((folder / f"{slugs[0]}.toml").read_text() + "\n# edited\n")
+    assert main([str(folder), "--out", str(out), "--check"]) == 1
+
+
+def test_vector_from_counts_equals_tfidf():
+    words = tokens("ModuleNotFoundError: No module named 'torch'\nerror: subprocess-exited-with-error torch torch")
+    idf = idf_from([words, tokens("something else entirely")])
+    ours, theirs = vector(Counter(words), idf), tfidf(words, idf)
+    assert ours.keys() == theirs.keys() and all(abs(ours[w] - theirs[w]) < 1e-12 for w in ours)
+
+
+def _past(key, text, origin="corpus", seen=1):
+    lines = text.splitlines()
+    from buildlog.learn.features import fingerprint
+
+    return Past(key, "cause_" + key, key, "fix " + key, fingerprint(lines), Counter(tokens(text)), origin, seen)
+
+
+def test_rank_exact_first_threshold_limit_and_dedupe():
+    query = ["ModuleNotFoundError: No module named 'psutil'", "error: subprocess-exited-with-error"]
+    pasts = [
+        _past("same", "\n".join(query), "store", seen=4),
+        _past("copy", "\n".join(query)),  # the same failure in the corpus: shown once, as the store's
+        _past("near", "ModuleNotFoundError: No module named 'wheel'\nerror: subprocess-exited-with-error"),
+        _past("far", "nvcc fatal : Unsupported gpu architecture 'compute_120'"),
+        _past("near2", "No module named 'packaging'\nerror: subprocess-exited-with-error"),
+    ]
+    found = rank(query, pasts, threshold=0.0, limit=10)
+    assert [s.key for s in found][:2] == ["same", "near"]
+    assert found[0].exact and found[0].seen == 4 and found[0].origin == "store"
+    assert "copy" not in {s.key for s in found}
+    assert [s.key for s in rank(query, pasts)] == [s.key for s in found if s.score >= THRESHOLD][:3]
+    assert "far" not in {s.key for s in rank(query, pasts)}
+    assert len(rank(query, pasts, threshold=0.0, limit=2)) == 2
+    assert rank([], pasts) == []
+
+
+def test_data_dir_per_platform():
+    home = Path("/h")
+    assert data_dir("linux", {}, home) == Path("/h/.local/share/buildlog")
+    assert data_dir("linux", {"XDG_DATA_HOME": "/x"}, home) == Path("/x/buildlog")
+    assert data_dir("linux", {"XDG_DATA_HOME": "relative"}, home) == Path("/h/.local/share/buildlog")
+    assert data_dir("darwin", {}, home) == Path("/h/Library/Application Support/buildlog")
+    assert data_dir("win32", {"LOCALAPPDATA": "C:/Users/u/AppData/Local"}, home) == Path("C:/Users/u/AppData/Local/buildlog")
+    assert data_dir("win32", {}, home) == Path("/h/AppData/Local/buildlog")
+
+
+def test_store_path_precedence():
+    assert store_path("/opt/s.sqlite", {"BUILDLOG_STORE": "/env.sqlite"}) == Path("/opt/s.sqlite")
+    assert store_path(None, {"BUILDLOG_STORE": "/env.sqlite"}) == Path("/env.sqlite")
+    assert store_path(None, {"BUILDLOG_STORE": "", "XDG_DATA_HOME": "/x"}) == Path("/x/buildlog/store.sqlite")
