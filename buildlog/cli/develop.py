@@ -1,0 +1,73 @@
+"""Commands for working on buildlog's knowledge: eval on a folder of cases, train the classifier."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+from buildlog.cli.base import (
+    EXIT_FAILURES_FOUND, EXIT_OK, friendly, main,
+)  # fmt: skip
+
+
+@main.command("eval")
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, path_type=str))
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--engine", type=click.Choice(["both", "rules", "model"]), default="both", show_default=True,
+              help="both: rules, then the classifier where no rule fires; rules: rules alone; "
+                   "model: the classifier alone, by 5-fold cross-validation (needs scikit-learn).")  # fmt: skip
+@friendly
+def eval_cmd(folder: str, fmt: str, engine: str) -> None:
+    """Measure buildlog on a folder of cases (a log beside a .toml sidecar; see corpus/README.md).
+
+    Prints per-cause precision and recall, the confusion of primary causes, and every miss with
+    the lines it chose. Exit code 1 when any case misses.
+
+    \b
+    Examples:
+      buildlog eval corpus/cases
+      buildlog eval corpus/cases --engine model
+      buildlog eval my-team-store/ --format json
+    """
+    from pathlib import Path
+
+    from buildlog.analyze import run
+    from buildlog.evaluate import evaluate, evaluate_model
+    from buildlog.render.evaluation import render_eval_json, render_eval_text
+    from buildlog.store.cases import iter_cases
+
+    cases = list(iter_cases(Path(folder)))
+    if engine == "model":
+        result = evaluate_model(cases)
+    else:
+        use_model = engine == "both"
+        result = evaluate(cases, lambda case: run(case.slug, [case.read_bytes()], use_model=use_model).report)
+    title = f"engine {engine}: "
+    sys.stdout.write(render_eval_json(result) if fmt == "json" else render_eval_text(result, title))
+    sys.exit(EXIT_FAILURES_FOUND if result.misses else EXIT_OK)
+
+
+@main.command()
+@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, path_type=str))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), default=None,
+              help="Where to write the model (default: the package's own model.json).")  # fmt: skip
+@friendly
+def train(folder: str, output: str | None) -> None:
+    """Train the classifier on a folder of cases and export it for use without scikit-learn.
+
+    Run it after adding cases to corpus/: the tests check that the bundled model was trained on
+    the corpus as it is.
+    """
+    from pathlib import Path
+
+    from buildlog.training import train as fit_corpus
+    from buildlog.training import write_model
+    from buildlog.resources import knowledge_file
+    from buildlog.store.cases import iter_cases
+
+    data = fit_corpus(list(iter_cases(Path(folder))))
+    target = Path(output) if output else Path(str(knowledge_file("model.json")))
+    write_model(data, target)
+    click.echo(f"trained on {len(data['classes'])} causes, {len(data['coef'])} features -> {target}")

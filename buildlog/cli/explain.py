@@ -1,0 +1,143 @@
+"""Commands that read one log: explain, facts, similar, and the reference lists (schema, causes, rules)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+from buildlog.cli.base import (
+    FORMATS,
+    EXIT_FAILURES_FOUND, EXIT_OK, LISTING, _console, _emit, _json, _show, friendly, main, store_option,
+)  # fmt: skip
+
+
+@main.command()
+@click.argument("log", metavar="LOG")
+@click.option("-f", "--format", "fmt", type=FORMATS, default="terminal", show_default=True,
+              help="terminal: a report for people; markdown: paste into a ticket; json: for machines (see `buildlog schema`).")  # fmt: skip
+@click.option("--color/--no-color", default=None, help="Force colour on or off (default: only on a terminal; NO_COLOR is honoured).")
+@click.option("--width", type=click.IntRange(40, 400), default=None, help="Terminal report width (default: the terminal's).")
+@click.option("--fail", is_flag=True, help="Exit with code 1 when the log shows a failed build (for CI scripts).")
+@click.option("--redact-paths", is_flag=True, help="Also mask user names, home directories and host names (secrets are always masked).")
+@click.option("--store", default=None, metavar="PATH",
+              help="Store of past failures for 'Seen before' (default: $BUILDLOG_STORE, else the user data directory's; see `buildlog corpus`).")  # fmt: skip
+@friendly
+def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool, store: str | None) -> None:
+    """Explain one build log: root causes, evidence lines and the fix.
+
+    LOG is a file (plain or .gz) or - for standard input. Exit code 0 means the log was analysed,
+    whatever it shows; 2 means it could not be read. Past failures like this one, from your
+    store (`buildlog corpus`) and the bundled corpus, are shown under "Seen before".
+    """
+    from buildlog.analyze import run
+    from buildlog.ingest.reader import iter_chunks, open_source
+    from buildlog.store.paths import store_path
+    from buildlog.store.similar import seen_before
+
+    source = open_source(log)
+    with source.stream:
+        analysis = run(source.name, iter_chunks(source.stream), redact_paths=redact_paths)
+    report = analysis.report.model_copy(update={"similar": seen_before(analysis, store_path(store))})
+    _emit(report, fmt, color, width)
+    sys.exit(EXIT_FAILURES_FOUND if fail and report.status == "failure" else EXIT_OK)
+
+
+
+@main.command()
+@friendly
+def schema() -> None:
+    """Print the JSON schema of `explain --format json`."""
+    from buildlog.render.jsonout import json_schema
+
+    sys.stdout.write(json_schema())
+
+
+@main.command()
+@friendly
+def causes() -> None:
+    """List the root-cause ids buildlog can report."""
+    from buildlog.diagnose.rules import cause_ids
+
+    for cid, title in cause_ids().items():
+        click.echo(f"{cid:32} {title}")
+
+
+@main.command()
+@click.option("--cause", "cause", default=None, help="Only the rules for this cause id.")
+@friendly
+def rules(cause: str | None) -> None:
+    """List the detection rules: id, role or cause, title."""
+    from buildlog.diagnose.rules import load_rules
+
+    for rule in load_rules():
+        if cause and rule.cause != cause:
+            continue
+        click.echo(f"{rule.id:34} {rule.cause or rule.role:30} {rule.title}")
+
+
+@main.command()
+@click.argument("log", metavar="LOG")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@friendly
+def facts(log: str, fmt: str) -> None:
+    """Print the environment fingerprint a log states: nvcc, torch and its CUDA, driver, GPUs, gcc, ...
+
+    Each value comes with the line that states it (the last statement wins).
+    """
+    from buildlog.analyze import analyze
+    from buildlog.ingest.reader import open_source
+
+    report = analyze(open_source(log))
+    if fmt == "json":
+        sys.stdout.write(report.facts.model_dump_json(indent=2, exclude_defaults=True) + "\n")
+        return
+    from rich.table import Table
+
+    table = Table("fact", "value", "line", box=None, header_style="bold")
+    for name, value in report.facts:
+        values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
+        for v in values:
+            if v is not None:
+                table.add_row(name, v.value, str(v.line))
+    if not table.row_count:
+        click.echo("The log states no facts about its environment.")
+        return
+    _console(None, None).print(table)
+
+
+@main.command()
+@click.argument("log", metavar="LOG")
+@click.option("-f", "--format", "fmt", type=LISTING, default="table", show_default=True)
+@click.option("--limit", type=click.IntRange(1, 50), default=3, show_default=True, help="At most this many.")
+@click.option("--min-score", type=click.FloatRange(0.0, 1.0), default=None, help="Similarity threshold (default 0.5).")
+@store_option
+@friendly
+def similar(log: str, fmt: str, limit: int, min_score: float | None, store: str | None) -> None:
+    """List past failures like this log, from your store and the bundled corpus, with their fixes.
+
+    Similarity is TF-IDF cosine over the failure lines. A past failure with the very same lines is
+    shown first as a repeat ("seen N times").
+
+    \b
+    Examples:
+      buildlog similar build.log
+      buildlog similar build.log --format json --limit 10 --min-score 0.2
+    """
+    from buildlog.analyze import run
+    from buildlog.ingest.reader import iter_chunks, open_source
+    from buildlog.store.paths import store_path
+    from buildlog.store.similar import THRESHOLD, seen_before
+    from buildlog.store.views import similar_view
+
+    source = open_source(log)
+    with source.stream:
+        analysis = run(source.name, iter_chunks(source.stream))
+    found = seen_before(analysis, store_path(store), THRESHOLD if min_score is None else min_score, limit)
+    if fmt == "json":
+        _json([s.model_dump() for s in found])
+    elif not found:
+        click.echo("No similar past failure.")
+    else:
+        _show(similar_view(found))
