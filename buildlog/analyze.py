@@ -36,13 +36,36 @@ def anchors() -> tuple[bytes, ...]:
     return tuple(sorted(w.encode("utf-8") for w in words))
 
 
+@cache
+def anchor_budgets() -> dict[bytes, int]:
+    """Anchors that only budgeted fact patterns and stage markers use, with the largest budget."""
+    budgets: dict[str, int] = {}
+    unlimited: set[str] = set(GRAMMAR_ANCHORS)
+    for rule in load_rules():
+        unlimited.update(rule.anchors)
+    records = [(r.anchors, r.budget) for r, _ in fact_patterns()] + [(m.anchors, m.budget) for m in stage_markers()]
+    for words, budget in records:
+        for word in words:
+            if budget:
+                budgets[word] = max(budget, budgets.get(word, 0))
+            else:
+                unlimited.add(word)
+    return {w.encode("utf-8"): n for w, n in budgets.items() if w not in unlimited}
+
+
 def parse_events(chunks: Iterable[bytes], summary: ScanSummary, redact_paths: bool = False) -> list[Event]:
-    """Scan, clean (secrets masked) and parse the candidate lines."""
-    scanner = Scanner(anchors(), after=6)
+    """Scan, clean (secrets masked) and parse the candidate lines.
+
+    Budgets start afresh at each command, as the scan waits on the command's line.
+    """
+    scanner = Scanner(anchors(), after=6, budgets=anchor_budgets())
     events = []
     for cand in scanner.scan(chunks, summary):
         after = tuple(clean_line(raw, redact_paths) for raw in cand.after)
-        events.append(parse_line(cand.number, clean_line(cand.raw, redact_paths), after))
+        event = parse_line(cand.number, clean_line(cand.raw, redact_paths), after)
+        if event.kind == "command":
+            scanner.reset_budgets()
+        events.append(event)
     return events
 
 

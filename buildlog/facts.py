@@ -8,8 +8,8 @@ observation keeps its line, so per-attempt facts and evidence can point back int
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -38,6 +38,7 @@ class Observation:
     value: str
     line: int
     inline: bool = False  # set by `VAR=value cmd`: holds for that command only
+    change: bool = False  # an install changed the value here
 
 
 class FactPattern(BaseModel):
@@ -51,6 +52,7 @@ class FactPattern(BaseModel):
     multiline: bool = False
     all_matches: bool = False
     budget: int = Field(0, ge=0)
+    change: bool = False  # the line reports a change (an install), not just the state
 
     @field_validator("pattern")
     @classmethod
@@ -78,7 +80,8 @@ def observe(events: Iterable[Event]) -> Iterator[Observation]:
         for record, regex in patterns:
             if any(a in event.text for a in record.anchors):
                 for hit in search(regex, event, record.multiline, record.all_matches):
-                    yield from _from_groups(hit.groups, hit.group_lines, event.line)
+                    for obs in _from_groups(hit.groups, hit.group_lines, event.line):
+                        yield replace(obs, change=record.change) if record.change else obs
 
 
 def _from_groups(groups: dict[str, str], lines: dict[str, int], default: int) -> Iterator[Observation]:
@@ -177,19 +180,21 @@ def _from_command(event: Event) -> Iterator[Observation]:
             yield Observation("venv", command.argv[2], event.line)
 
 
-def fold(observations: Iterable[Observation], until: int | None = None, since: int = 0) -> Facts:
+# Facts about the machine that a later line may state for an earlier attempt too, as long as
+# nothing in between changed them (a torch version printed after a failed build still describes it).
+STABLE_FACTS = frozenset({"torch", "torch_cuda", "driver", "driver_cuda", "gpus", "gpu_cc", "ram_gb", "cores", "os", "gcc", "python"})
+
+
+def fold(observations: Sequence[Observation], until: int | None = None, since: int = 0) -> Facts:
     """The facts in force at line `until` (all when None) for a command starting at line `since`.
 
-    The last statement wins; a variable set inline on an earlier command does not carry over.
+    The last statement wins; a variable set inline on an earlier command does not carry over; a
+    stable fact first stated after `until` is taken when no install changed it in between.
     """
     scalars: dict[str, FactValue] = {}
     lists: dict[str, dict[str, FactValue]] = {name: {} for name in LIST_FACTS}
     packages: dict[str, FactValue] = {}
-    for obs in observations:
-        if until is not None and obs.line > until:
-            break
-        if obs.inline and obs.line < since:
-            continue
+    for obs in _in_force(observations, until, since):
         value = FactValue(value=obs.value, line=obs.line)
         if obs.name.startswith("package:"):
             packages[obs.name.split(":", 1)[1]] = value
@@ -199,6 +204,24 @@ def fold(observations: Iterable[Observation], until: int | None = None, since: i
             scalars[obs.name] = value
     _derive(scalars)
     return Facts(**scalars, **{k: list(v.values()) for k, v in lists.items()}, packages=packages)
+
+
+def _in_force(observations: Sequence[Observation], until: int | None, since: int) -> list[Observation]:
+    known = [o for o in observations if (until is None or o.line <= until) and not (o.inline and o.line < since)]
+    if until is None:
+        return known
+    stated = {o.name for o in known}
+    blocked: set[str] = set()
+    later: list[Observation] = []
+    for obs in observations:
+        if obs.line <= until or obs.name in stated or obs.name not in STABLE_FACTS or obs.name in blocked:
+            continue
+        if obs.change or obs.inline:
+            blocked.add(obs.name)  # it changed after this attempt: what follows says nothing about it
+            continue
+        later.append(obs)
+        stated.add(obs.name)
+    return known + later
 
 
 def _derive(scalars: dict[str, FactValue]) -> None:

@@ -45,7 +45,7 @@ def build_report(data: Inputs) -> Report:
     """The whole Report for one log."""
     by_attempt = {s.number: [f for f in data.findings if f.attempt == s.number] for s in data.spans}
     outcomes = {n: outcome_of(fs) for n, fs in by_attempt.items()}
-    causal = [f for f in data.findings if f.rule.role == "cause" and outcomes[f.attempt] != "success"]
+    causal = _reattribute([f for f in data.findings if f.rule.role == "cause" and outcomes[f.attempt] != "success"])
     data = replace(data, spans=_actual_interpreters(data, causal))
     spans = {s.number: s for s in data.spans}
     occurrences = [Occurrence(f.rule.cause, f.attempt, f.line, spans[f.attempt].stage_at(f.line)) for f in causal]
@@ -71,6 +71,25 @@ def build_report(data: Inputs) -> Report:
         relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
         missing=_missing(data, status),
     )
+
+
+def _reattribute(causal: list[Finding]) -> list[Finding]:
+    """The same error line, better explained in a later attempt, is explained so everywhere.
+
+    A CPU-only torch says "CUDA_HOME environment variable is not set" in every attempt; only the
+    attempt that sets CUDA_HOME shows the real cause. A rule that overrides a cause lends its
+    explanation to earlier findings of that cause with the very same text.
+    """
+    better: dict[tuple[str, int], Finding] = {}
+    for f in causal:
+        for g in causal:
+            if f.rule.cause in g.rule.overrides and g.event.text == f.event.text and g.attempt > f.attempt:
+                better.setdefault((f.rule.cause, f.attempt), g)
+    out = []
+    for f in causal:
+        g = better.get((f.rule.cause, f.attempt))
+        out.append(replace(f, rule=g.rule, support=f.support + g.support) if g else f)
+    return out
 
 
 def _actual_interpreters(data: Inputs, causal: Sequence[Finding]) -> list[Span]:
