@@ -3,15 +3,27 @@
 Everything after this stage sees only candidate lines (plus a few lines after each, for messages
 that span lines), so the cost of parsing, rules and facts does not grow with the noise in a log.
 The anchors are literal byte strings: every rule and fact pattern names one that its lines must
-contain, and one compiled alternation finds them all.
+contain. An engine (scan_engine) finds them at machine speed; this module turns what it finds
+into numbered lines, in order, without ever holding more than a chunk or two of the input.
+
+Some anchors come with a budget: lines that only such an anchor selects are taken at most that
+many times between two commands. A verbose build repeats the same nvcc flags and include paths
+on every compile line; the first few say what there is to say, and the rest would only cost time.
+The consumer calls `reset_budgets` when it sees a command, while the scan is paused on that
+line, so the decision for every later line already knows about it.
+
+Line numbers count newline bytes only: a carriage return inside a progress bar is not a line
+break, which is also what an editor shows. A line longer than the reader's limit reaches the scan
+in pieces (see ingest.reader); an anchor cut in two by such a piece boundary is not seen.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from buildlog.scan_engine import Anchor, Engine, Occurrence, make_engine
 
 MAX_LINE = 16 * 1024  # longer lines are clipped around the anchor they matched
 TAIL_LINES = 40
@@ -35,86 +47,167 @@ class ScanSummary:
     tail: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
 
 
-def compile_anchors(anchors: Sequence[bytes]) -> re.Pattern[bytes]:
-    """One alternation over the anchors, longest first so that prefixes do not shadow."""
-    unique = sorted(set(anchors), key=lambda a: (-len(a), a))
-    return re.compile(b"|".join(re.escape(a) for a in unique))
+def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> list[bytes]:
+    """Drop anchors that contain an unbudgeted anchor: such lines are selected by that one anyway."""
+    parsed = {a: Anchor.parse(a) for a in sorted(set(anchors))}
+    free = [p for a, p in parsed.items() if not budgets.get(a)]
+    return [a for a, p in parsed.items() if not any(f != p and _implies(p, f) for f in free)]
+
+
+def _implies(anchor: Anchor, other: Anchor) -> bool:
+    """Does every occurrence of `anchor` put `other` on the same line?"""
+    if other.line_start:
+        return anchor.line_start and anchor.text.startswith(other.text)
+    return other.text in anchor.text
 
 
 class Scanner:
     """Selects candidate lines from chunks that end on a newline (see ingest.reader)."""
 
-    def __init__(self, anchors: Sequence[bytes], after: int = 4) -> None:
-        self.pattern = compile_anchors(anchors)
+    def __init__(
+        self,
+        anchors: Sequence[bytes],
+        after: int = 4,
+        budgets: Mapping[bytes, int] | None = None,
+        engine: str | None = None,
+    ) -> None:
+        budgets = budgets or {}
+        kept = essential_anchors(anchors, budgets)
+        parsed = [Anchor.parse(a) for a in kept]
+        self.engine: Engine = make_engine(parsed, engine)
         self.after = after
+        self._budget = {i: budgets[a] for i, a in enumerate(kept) if budgets.get(a)}
+        self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
+        self._used: dict[int, int] = {}
+        self._spent: set[int] = set()
+        self._reset = False
+
+    def reset_budgets(self) -> None:
+        """A command started: every budgeted anchor may select lines again."""
+        self._used.clear()
+        self._spent.clear()
+        self._reset = True
 
     def scan(self, chunks: Iterable[bytes], summary: ScanSummary) -> Iterator[Candidate]:
         """Yield candidates in line order; fill `summary` as the input is consumed."""
-        pending: list[tuple[int, bytes, list[bytes]]] = []
-        base = 1
-        last_chunk = previous = b""
-        for chunk in chunks:
-            summary.bytes += len(chunk)
-            if pending:
-                yield from self._complete(pending, chunk)
-            for cand in self._scan_chunk(chunk, base):
-                if pending or len(cand[2]) < self.after:
-                    pending.append(cand)
-                else:
-                    yield Candidate(cand[0], cand[1], tuple(cand[2]))
-            base += chunk.count(b"\n")
-            previous, last_chunk = last_chunk, chunk
-        for number, raw, after in pending:
-            yield Candidate(number, raw, tuple(after))
-        summary.lines = base - 1 + (1 if last_chunk and not last_chunk.endswith(b"\n") else 0)
-        _fill_tail(summary, previous[-TAIL_LINES * MAX_LINE :] + last_chunk)
+        feed = _Feed(chunks, summary)
+        number, continues, last = 1, False, 0
+        previous = current = b""
+        for chunk in feed:
+            last, number = yield from self._scan_chunk(chunk, number, continues, feed, last)
+            continues = not chunk.endswith(b"\n")
+            previous, current = current, chunk
+        summary.lines = number - 1 + (1 if continues else 0)
+        _fill_tail(summary, previous[-TAIL_LINES * MAX_LINE :] + current)
 
-    def _scan_chunk(self, chunk: bytes, base: int) -> Iterator[tuple[int, bytes, list[bytes]]]:
-        search = self.pattern.search
-        pos, number, counted = 0, base, 0
-        size = len(chunk)
-        while True:
-            match = search(chunk, pos)
-            if match is None:
-                return
-            start = chunk.rfind(b"\n", 0, match.start()) + 1
-            end = chunk.find(b"\n", match.end())
-            end = size if end < 0 else end
+    def _scan_chunk(
+        self, chunk: bytes, number: int, continues: bool, feed: _Feed, last: int
+    ) -> Generator[Candidate, None, tuple[int, int]]:
+        """Yield the candidates of one chunk; return the last line selected and the next chunk's first line."""
+        skipped = frozenset(self._spent)
+        found = self.engine.find(chunk, 0, skipped)
+        i, counted = 0, 0
+        while i < len(found):
+            pos = found[i][0]
+            start = chunk.rfind(b"\n", 0, pos) + 1
+            end = chunk.find(b"\n", pos)
+            end = len(chunk) if end < 0 else end
+            i, free, live = self._line_hits(found, i, end, continues and start == 0)
+            if not free and not live:
+                continue
             number += chunk.count(b"\n", counted, start)
             counted = start
-            raw = _clip(chunk, start, end, match.start(), match.end())
-            yield number, raw, _following(chunk, end + 1, self.after)
-            pos = end + 1
+            if number == last:  # the same over-long line, already selected from an earlier piece
+                continue
+            if not free:
+                self._charge(live)
+            last = number
+            yield Candidate(number, _clip(chunk, start, end, pos), self._following(chunk, end, feed))
+            if self._reset:
+                self._reset = False
+                if skipped:  # anchors left out of this search are live again
+                    skipped = frozenset(self._spent)
+                    found, i = self.engine.find(chunk, end + 1, skipped), 0
+        return last, number + chunk.count(b"\n", counted)
 
-    def _complete(self, pending: list[tuple[int, bytes, list[bytes]]], chunk: bytes) -> Iterator[Candidate]:
-        still: list[tuple[int, bytes, list[bytes]]] = []
-        for number, raw, after in pending:
-            after.extend(_following(chunk, 0, self.after - len(after)))
-            if len(after) < self.after:
-                still.append((number, raw, after))
-            elif still:
-                still.append((number, raw, after))  # keep line order behind an incomplete one
-            else:
-                yield Candidate(number, raw, tuple(after))
-        pending[:] = still
+    def _line_hits(self, found: list[Occurrence], i: int, end: int, mid_line: bool) -> tuple[int, bool, set[int]]:
+        """Walk the occurrences on one line: is an unbudgeted anchor there, which budgeted ones are live."""
+        free, live = False, set()
+        while i < len(found) and found[i][0] < end:
+            pos, index = found[i]
+            i += 1
+            if mid_line and self._line_start.get(index) == pos + 1:
+                continue  # the chunk starts inside a line: its first bytes do not start one
+            if index not in self._budget:
+                free = True
+            elif index not in self._spent:
+                live.add(index)
+        return i, free, live
+
+    def _charge(self, live: set[int]) -> None:
+        for index in live:
+            self._used[index] = used = self._used.get(index, 0) + 1
+            if used >= self._budget[index]:
+                self._spent.add(index)
+
+    def _following(self, chunk: bytes, end: int, feed: _Feed) -> tuple[bytes, ...]:
+        """Up to `after` lines after the one ending at `end`, from this chunk and the ones after it."""
+        lines: list[bytes] = []
+        if end >= len(chunk):  # the line goes on in the next piece, or the log ends here
+            return ()
+        source, pos, ahead = chunk, end + 1, 0
+        while len(lines) < self.after:
+            if pos >= len(source):
+                nxt = feed.peek(ahead)
+                if nxt is None:
+                    break
+                source, pos, ahead = nxt, 0, ahead + 1
+                continue
+            stop = source.find(b"\n", pos)
+            if stop < 0:  # the last line of the log, or a line that goes on past this chunk
+                lines.append(source[pos : pos + MAX_LINE])
+                break
+            lines.append(source[pos : min(stop, pos + MAX_LINE)])
+            pos = stop + 1
+        return tuple(lines)
 
 
-def _clip(chunk: bytes, start: int, end: int, hit_start: int, hit_end: int) -> bytes:
+class _Feed:
+    """The chunks, with a look-ahead for the lines that follow a candidate near a chunk's end."""
+
+    def __init__(self, chunks: Iterable[bytes], summary: ScanSummary) -> None:
+        self._chunks = iter(chunks)
+        self._ahead: deque[bytes] = deque()
+        self._summary = summary
+
+    def __iter__(self) -> Iterator[bytes]:
+        while True:
+            chunk = self._ahead.popleft() if self._ahead else self._pull()
+            if chunk is None:
+                return
+            yield chunk
+
+    def peek(self, index: int) -> bytes | None:
+        while len(self._ahead) <= index:
+            chunk = self._pull()
+            if chunk is None:
+                return None
+            self._ahead.append(chunk)
+        return self._ahead[index]
+
+    def _pull(self) -> bytes | None:
+        for chunk in self._chunks:
+            if chunk:
+                self._summary.bytes += len(chunk)
+                return chunk
+        return None
+
+
+def _clip(chunk: bytes, start: int, end: int, hit: int) -> bytes:
     if end - start <= MAX_LINE:
         return chunk[start:end]
     half = MAX_LINE // 2
-    return chunk[max(start, hit_start - half) : min(end, hit_end + half)]
-
-
-def _following(chunk: bytes, pos: int, count: int) -> list[bytes]:
-    lines: list[bytes] = []
-    size = len(chunk)
-    while len(lines) < count and pos < size:
-        end = chunk.find(b"\n", pos)
-        end = size if end < 0 else end
-        lines.append(chunk[pos : min(end, pos + MAX_LINE)])
-        pos = end + 1
-    return lines
+    return chunk[max(start, hit - half) : min(end, hit + half)]
 
 
 def _fill_tail(summary: ScanSummary, end: bytes) -> None:

@@ -10,6 +10,7 @@ import gzip
 import io
 import os
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -65,28 +66,38 @@ def _peek(stream: BinaryIO, n: int) -> bytes:
     return stream.peek(n)[:n]
 
 
-def iter_chunks(stream: BinaryIO, size: int = CHUNK_SIZE, max_line: int = 16 * CHUNK_SIZE) -> Iterator[bytes]:
-    """Yield chunks that end just after a newline (except the last).
+def iter_chunks(stream: BinaryIO, size: int = CHUNK_SIZE, max_line: int = CHUNK_SIZE) -> Iterator[bytes]:
+    """Yield chunks of about `size` bytes that end just after a newline (except the last).
 
-    A line longer than `max_line` is passed on in pieces so that memory stays flat on a file with
-    no newline at all; the scanner treats the pieces as one line because none ends in a newline.
+    Memory stays flat whatever the input: a line longer than `max_line` (at least `size`) is
+    passed on in pieces of exactly `max_line` bytes, cut at offsets counted from the start of the
+    line, so where the cuts fall does not depend on how the input was read. A piece does not end
+    in a newline; the scanner knows the line goes on.
     """
-    carry = b""
+    max_line = max(max_line, size)
+    carry = b""  # the start of a line whose end has not been read yet (shorter than max_line)
     while True:
-        try:
-            block = stream.read(size)
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:
-            raise BuildlogError(f"cannot read input: {exc}") from None
+        block = _read(stream, size)
         if not block:
             break
         data = carry + block if carry else block
-        cut = data.rfind(b"\n") + 1
-        if cut == 0 and len(data) < max_line:
-            carry = data
+        first = data.find(b"\n")
+        pos = 0
+        while (len(data) if first < 0 else first) - pos > max_line:
+            yield data[pos : pos + max_line]
+            pos += max_line
+        if first < 0:
+            carry = data[pos:]
             continue
-        if cut == 0:
-            cut = len(data)
-        yield data[:cut]
+        cut = data.rfind(b"\n") + 1
+        yield data[pos:cut]
         carry = data[cut:]
     if carry:
         yield carry
+
+
+def _read(stream: BinaryIO, size: int) -> bytes:
+    try:
+        return stream.read(size)
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise BuildlogError(f"cannot read input: {exc}") from None
