@@ -51,14 +51,17 @@ def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) ->
     """Drop anchors that contain an unbudgeted anchor: such lines are selected by that one anyway."""
     parsed = {a: Anchor.parse(a) for a in sorted(set(anchors))}
     free = [p for a, p in parsed.items() if not budgets.get(a)]
-    return [a for a, p in parsed.items() if not any(f != p and _implies(p, f) for f in free)]
+    anywhere = [f.text for f in free if not f.line_start]
+    at_start = tuple(f.text for f in free if f.line_start)
+    return [a for a, p in parsed.items() if not _implied(p, anywhere, at_start)]
 
 
-def _implies(anchor: Anchor, other: Anchor) -> bool:
-    """Does every occurrence of `anchor` put `other` on the same line?"""
-    if other.line_start:
-        return anchor.line_start and anchor.text.startswith(other.text)
-    return other.text in anchor.text
+def _implied(anchor: Anchor, anywhere: list[bytes], at_start: tuple[bytes, ...]) -> bool:
+    """Does every occurrence of `anchor` put another unbudgeted anchor on the same line?"""
+    for text in anywhere:
+        if text in anchor.text and (text != anchor.text or anchor.line_start):
+            return True
+    return anchor.line_start and any(t != anchor.text and anchor.text.startswith(t) for t in at_start)
 
 
 class Scanner:
@@ -74,9 +77,9 @@ class Scanner:
         budgets = budgets or {}
         kept = essential_anchors(anchors, budgets)
         parsed = [Anchor.parse(a) for a in kept]
-        self.engine: Engine = make_engine(parsed, engine)
-        self.after = after
         self._budget = {i: budgets[a] for i, a in enumerate(kept) if budgets.get(a)}
+        self.engine: Engine = make_engine(parsed, engine, frozenset(self._budget))
+        self.after = after
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: set[int] = set()

@@ -203,42 +203,46 @@ class StdlibEngine:
 
 
 class HyperscanEngine:
-    """All anchors in one hyperscan pass; one compiled database per set of anchors left out."""
+    """All anchors in hyperscan passes: one database for the anchors never left out, kept on disk,
+    and a small one per set of budgeted (`volatile`) anchors still wanted, compiled when needed."""
 
     name = "hyperscan"
 
-    def __init__(self, anchors: Sequence[Anchor]) -> None:
+    def __init__(self, anchors: Sequence[Anchor], volatile: frozenset[int] = frozenset()) -> None:
         import hyperscan
 
         self._hs = hyperscan
         self.anchors = tuple(anchors)
-        self._databases: dict[frozenset[int], Any] = {}
+        self._volatile = sorted(volatile)
+        stable = [i for i in range(len(self.anchors)) if i not in volatile]
+        self._stable = _hyperscan_database(hyperscan, self.anchors, stable, cache=True) if stable else None
+        self._live: dict[frozenset[int], Any] = {}
 
     def find(self, chunk: bytes, start: int, skip: frozenset[int]) -> list[Occurrence]:
-        database = self._database(skip)
-        if database is None:
-            return []
         out: list[Occurrence] = []
 
         def on_match(index: int, _from: int, to: int, _flags: int, _context: object) -> None:
             out.append((start + to - 1, index))
 
-        database.scan(memoryview(chunk)[start:] if start else chunk, match_event_handler=on_match)
+        data = memoryview(chunk)[start:] if start else chunk
+        for database in (self._stable, self._volatile_database(skip)):
+            if database is not None:
+                database.scan(data, match_event_handler=on_match)
         out.sort()
         return out
 
-    def _database(self, skip: frozenset[int]) -> Any:
-        if skip not in self._databases:
-            keep = [i for i in range(len(self.anchors)) if i not in skip]
-            self._databases[skip] = _hyperscan_database(self._hs, self.anchors, keep) if keep else None
-        return self._databases[skip]
+    def _volatile_database(self, skip: frozenset[int]) -> Any:
+        live = frozenset(i for i in self._volatile if i not in skip)
+        if live not in self._live:
+            self._live[live] = _hyperscan_database(self._hs, self.anchors, sorted(live), cache=False) if live else None
+        return self._live[live]
 
 
-def _hyperscan_database(hs: Any, anchors: Sequence[Anchor], keep: list[int]) -> Any:
+def _hyperscan_database(hs: Any, anchors: Sequence[Anchor], keep: list[int], cache: bool) -> Any:
     """Compile (or load from the cache) a block-mode database of the kept anchors."""
     patterns = [_hs_pattern(anchors[i]) for i in keep]
     key = _digest([hs.__version__.encode(), *patterns, repr(keep).encode()])
-    path = _cache_dir() / f"hs-{key}.db" if len(keep) >= CACHE_MIN_ANCHORS else None
+    path = _cache_dir() / f"hs-{key}.db" if cache and len(keep) >= CACHE_MIN_ANCHORS else None
     if path is not None and path.exists():
         try:
             database = hs.loadb(path.read_bytes(), hs.HS_MODE_BLOCK)
@@ -272,13 +276,16 @@ def hyperscan_available() -> bool:
     return True
 
 
-def make_engine(anchors: Sequence[Anchor], name: str | None = None) -> Engine:
-    """The engine named (or by $BUILDLOG_SCAN_ENGINE): hyperscan, stdlib, or auto (the default)."""
+def make_engine(anchors: Sequence[Anchor], name: str | None = None, volatile: frozenset[int] = frozenset()) -> Engine:
+    """The engine named (or by $BUILDLOG_SCAN_ENGINE): hyperscan, stdlib, or auto (the default).
+
+    `volatile` are the anchors that may be left out of a search (the budgeted ones).
+    """
     name = (name or os.environ.get(ENGINE_ENV) or "auto").lower()
     if name not in ("auto", "hyperscan", "stdlib"):
         raise ValueError(f"unknown scan engine {name!r} (auto, hyperscan or stdlib)")
     if name == "hyperscan" or (name == "auto" and hyperscan_available()):
-        return HyperscanEngine(anchors)
+        return HyperscanEngine(anchors, volatile)
     return StdlibEngine(anchors)
 
 

@@ -61,6 +61,7 @@ class Span:
     closed: bool = False  # pip already said how it ended
     active: bool = False  # something other than a command happened in it
     prepared: list[str] = field(default_factory=list)  # helper installs folded into this attempt
+    chained: bool = False  # several installs on one command line (`pip install a && pip install b`)
 
     @property
     def stage(self) -> str:
@@ -194,12 +195,11 @@ class Segmenter:
         span = self.spans[-1]
         stage = stage_of(event)
         span.active = span.active or bool(stage) or event.kind in _ACTIVITY
-        if stage == "resolve" and span.closed and not event.indent:
-            if _chained_install_continues(span, event):
-                span.closed = False  # `pip install a && pip install b`: still the same command,
-                span.stages.clear()  # and how far it got is measured on the part that follows
-            else:
-                span = self._open(event.line, _implied_command(event), explicit=False)
+        if stage == "resolve" and span.chained and (span.closed or "install" in span.stages):
+            span.closed = False  # `pip install a && pip install b`: still the same command,
+            span.stages.clear()  # and how far it got is measured on the part that follows
+        elif stage == "resolve" and span.closed and not event.indent:
+            span = self._open(event.line, _implied_command(event), explicit=False)
         if stage:
             span.stages.setdefault(stage, event.line)
         if event.kind in ("pip_success", "pip_error") and not event.indent:
@@ -217,17 +217,18 @@ class Segmenter:
 
     def _command(self, event: Event) -> None:
         self.ci_header = event.fields.get("gh_step") is not None
-        build: SimpleCommand | None = None
+        builds: list[SimpleCommand] = []
         for cmd in event.commands:
             self._track_env(cmd)
-            if build is None and is_build_command(cmd):
-                build = cmd
-        if build is None:
+            if is_build_command(cmd):
+                builds.append(cmd)
+        if not builds:
             return
+        build = builds[-1]  # in `pip install helpers && pip install thing`, the last one is the point
         env = {**self.env, **build.env}
         text = _command_text(event)
         span = self._open(event.line, text, explicit=True)
-        span.env, span.venv = env, self.venv
+        span.env, span.venv, span.chained = env, self.venv, len(builds) > 1
         span.interpreter = interpreter_of(build, self.venv)
 
     def _open(self, line: int, command: str, explicit: bool) -> Span:
@@ -263,13 +264,6 @@ class Segmenter:
 def _pip_final(event: Event) -> bool:
     rest = event.fields.get("rest", "")
     return event.kind == "pip_success" or rest.startswith(("Failed building wheel", "Could not build wheels", "Failed to build"))
-
-
-def _chained_install_continues(span: Span, event: Event) -> bool:
-    m = re.match(r"(?:Collecting|Obtaining|Processing)\s+(\S+)", event.text)
-    if not (span.explicit and m and re.search(r"\s(?:&&|;)\s", span.command)):
-        return False
-    return bool(targets_of(f"pip install {m.group(1)}") & targets_of(span.command))
 
 
 def _implied_command(event: Event) -> str:

@@ -32,13 +32,13 @@ def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: boo
     store (`buildlog corpus`) and the bundled corpus, are shown under "Seen before".
     """
     from buildlog.analyze import run
-    from buildlog.ingest.reader import iter_chunks, open_source
+    from buildlog.ingest.reader import iter_chunks, open_source, with_progress
     from buildlog.store.paths import store_path
     from buildlog.store.similar import seen_before
 
     source = open_source(log)
     with source.stream:
-        analysis = run(source.name, iter_chunks(source.stream), redact_paths=redact_paths)
+        analysis = run(source.name, with_progress(source, iter_chunks(source.stream)), redact_paths=redact_paths)
     report = analysis.report.model_copy(update={"similar": seen_before(analysis, store_path(store))})
     _emit(report, fmt, color, width)
     sys.exit(EXIT_FAILURES_FOUND if fail and report.status == "failure" else EXIT_OK)

@@ -35,10 +35,19 @@ def _bearing() -> dict[str, list[str]]:
     return {row["cause"]: list(row["changes"]) for row in load_toml("resolution.toml")["cause"]}
 
 
+@cache
+def _proves_past() -> dict[str, frozenset[str]]:
+    """Cause id -> causes that an attempt failing with it has necessarily got past."""
+    return {row["cause"]: frozenset(row.get("proves_past", ())) for row in load_toml("resolution.toml")["cause"]}
+
+
 def build_incidents(
     occurrences: Sequence[Occurrence], spans: Sequence[Span], outcomes: Mapping[int, Outcome]
 ) -> list[Incident]:
     """Group occurrences by cause (in order of first appearance) and find each resolution."""
+    causes_in: dict[int, set[str]] = {}
+    for occ in occurrences:
+        causes_in.setdefault(occ.attempt, set()).add(occ.cause)
     by_cause: dict[str, list[Occurrence]] = {}
     for occ in sorted(occurrences, key=lambda o: o.line):
         by_cause.setdefault(occ.cause, []).append(occ)
@@ -47,7 +56,7 @@ def build_incidents(
     for n, (cause, occs) in enumerate(by_cause.items(), start=1):
         attempts = sorted({o.attempt for o in occs})
         last = max(occs, key=lambda o: o.attempt)
-        resolution = _resolution(cause, last, spans, spans_by_number, outcomes, attempts)
+        resolution = _resolution(cause, last, spans, spans_by_number, outcomes, attempts, causes_in)
         incidents.append(Incident(id=f"I{n}", cause=cause, attempts=attempts, resolved_by=resolution))
     return incidents
 
@@ -59,12 +68,15 @@ def _resolution(
     by_number: Mapping[int, Span],
     outcomes: Mapping[int, Outcome],
     attempts: list[int],
+    causes_in: Mapping[int, set[str]],
 ) -> Resolution | None:
     failing = by_number[last.attempt]
     for span in spans:
         if span.number <= last.attempt or span.number in attempts or not _same_target(failing, span):
             continue
-        if outcomes.get(span.number) == "success" or RANK[span.stage] > RANK[last.stage]:
+        later = causes_in.get(span.number, set())
+        got_past = RANK[span.stage] > RANK[last.stage] or any(cause in _proves_past().get(c, ()) for c in later)
+        if outcomes.get(span.number) == "success" or got_past:
             return _describe(cause, failing, span, spans, outcomes)
     return None
 
@@ -106,6 +118,7 @@ def _differences(
         if before.number < s.number < after.number and not _same_target(before, s) and outcomes.get(s.number) != "failure"
     ]  # fmt: skip
     commands = [s.command for s in between] + [c for s in spans if before.number < s.number <= after.number for c in s.prepared]
+    commands += _chained_helpers(after.command)
     installed = [_installed(c) for c in commands if _installed(c)]
     if installed:
         out.append(("packages", "installed " + ", ".join(installed) + " in between"))
@@ -156,6 +169,12 @@ def _flag_changes(old: str, new: str) -> list[tuple[str, str]]:
     for pin in sorted(pinned_new - pinned_old):
         out.append(("version", f"asked for {pin}"))
     return out
+
+
+def _chained_helpers(command: str) -> list[str]:
+    """`pip install a b && pip install thing`: the installs before the last one prepare it."""
+    parts = [p for p in re.split(r"\s(?:&&|;)\s", command) if targets_of(p)]
+    return parts[:-1]
 
 
 def _installed(command: str) -> str:

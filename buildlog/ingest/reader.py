@@ -21,13 +21,21 @@ CHUNK_SIZE = 4 * 1024 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 
 
+PROGRESS_MIN = 50 * 1024 * 1024  # smaller inputs are read before a bar would be worth drawing
+
+
 @dataclass(frozen=True)
 class Source:
-    """An opened input: its display name, size when known, and the binary stream."""
+    """An opened input: its display name, size when known, and the binary stream.
+
+    For a gzip file, `size` is unknown (None) but `disk` is the file that is being decompressed,
+    whose position and size still say how far the reading has got.
+    """
 
     name: str
     size: int | None
     stream: BinaryIO
+    disk: BinaryIO | None = None
 
 
 def open_source(path: str) -> Source:
@@ -57,7 +65,7 @@ def _maybe_gunzip(source: Source) -> Source:
     peek = _peek(stream, 2)
     if peek != GZIP_MAGIC:
         return Source(source.name, source.size, stream)
-    return Source(source.name, None, gzip.GzipFile(fileobj=stream, mode="rb"))  # type: ignore[arg-type]
+    return Source(source.name, None, gzip.GzipFile(fileobj=stream, mode="rb"), disk=stream)  # type: ignore[arg-type]
 
 
 def _peek(stream: BinaryIO, n: int) -> bytes:
@@ -101,3 +109,25 @@ def _read(stream: BinaryIO, size: int) -> bytes:
         return stream.read(size)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise BuildlogError(f"cannot read input: {exc}") from None
+
+
+def with_progress(source: Source, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The chunks unchanged; on a terminal, a progress bar on stderr while a big input is read.
+
+    Nothing is drawn when stderr is not a terminal (CI logs, pipes) or for inputs under 50 MB.
+    """
+    disk_size = _size_of(source.disk) if source.disk is not None else source.size
+    if not disk_size or disk_size < PROGRESS_MIN or not sys.stderr.isatty():
+        yield from chunks
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    columns = (TextColumn("reading {task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(os.path.basename(source.name), total=disk_size)
+        done = 0
+        for chunk in chunks:
+            done = source.disk.tell() if source.disk is not None else done + len(chunk)
+            bar.update(task, completed=done)
+            yield chunk

@@ -32,12 +32,28 @@ _PROMPT_HOST = re.compile(r"(?P<user>\b[\w.\-]+)@(?P<host>[\w.\-]+)(?=:[~/\w]*[$
 _ROOT_HOME = re.compile(r"/root(?=/|\b)")
 
 
+# A literal every match of the secret patterns contains: most lines hold none, and a substring
+# test costs far less than running the patterns over a long compiler command line.
+_SECRET_HINTS = ("hf_", "gh", "AKIA", "ASIA", "pypi-", "glpat-", "sk-")
+_NAMED_HINTS = ("TOKEN", "KEY", "SECRET", "PASSW", "CREDENTIALS")
+
+
+def _may_hold_secret(text: str) -> bool:
+    return (
+        any(hint in text for hint in _SECRET_HINTS)
+        or "://" in text
+        or any(hint in text for hint in _NAMED_HINTS)
+        or "uthor" in text.lower()  # Authorization:, in any case
+    )
+
+
 def redact(text: str, paths: bool = False) -> str:
     """Mask secrets; with `paths`, also user names, home directories and host names."""
-    for pattern in _SECRETS:
-        text = pattern.sub(MASK, text)
-    for pattern in (_URL_PASSWORD, _AUTH_HEADER, _ASSIGNMENT):
-        text = pattern.sub(lambda m: m.group("head") + MASK, text)
+    if _may_hold_secret(text):
+        for pattern in _SECRETS:
+            text = pattern.sub(MASK, text)
+        for pattern in (_URL_PASSWORD, _AUTH_HEADER, _ASSIGNMENT):
+            text = pattern.sub(lambda m: m.group("head") + MASK, text)
     if paths:
         text = _HOME.sub(lambda m: m.group("head") + "user", text)
         text = _PROMPT_HOST.sub("user@host", text)

@@ -79,7 +79,7 @@ def grammars_for(text: str, indent: int) -> tuple[str, ...]:
     if _BANNER.match(text):
         return ("banner",)
     order: list[str] = []
-    if _PROMPT.match(text) or (indent == 0 and _BARE_COMMAND.match(text)):
+    if indent == 0 and (_PROMPT.match(text) or _BARE_COMMAND.match(text)):
         order.append("command")
     if _PIP_START.match(text):
         order.append("pip")
