@@ -49,7 +49,7 @@ def build_report(data: Inputs) -> Report:
     data = replace(data, spans=_actual_interpreters(data, causal))
     spans = {s.number: s for s in data.spans}
     occurrences = [Occurrence(f.rule.cause, f.attempt, f.line, spans[f.attempt].stage_at(f.line)) for f in causal]
-    incidents = build_incidents(occurrences, data.spans, outcomes)
+    incidents = build_incidents(occurrences, data.spans, outcomes, data.facts_for)
     status = _status(data, outcomes)
     roots = _root_causes(causal, incidents, data, outcomes)
     unexplained = _last_failed_unexplained(data.spans, outcomes, causal)

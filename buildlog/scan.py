@@ -27,6 +27,7 @@ from buildlog.scan_engine import Anchor, Engine, Occurrence, make_engine
 
 MAX_LINE = 16 * 1024  # longer lines are clipped around the anchor they matched
 TAIL_LINES = 40
+TAIL_BYTES = TAIL_LINES * MAX_LINE
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,13 +96,13 @@ class Scanner:
         """Yield candidates in line order; fill `summary` as the input is consumed."""
         feed = _Feed(chunks, summary)
         number, continues, last = 1, False, 0
-        previous = current = b""
+        recent: deque[bytes] = deque()  # the last chunks, enough of them to hold the tail
         for chunk in feed:
             last, number = yield from self._scan_chunk(chunk, number, continues, feed, last)
             continues = not chunk.endswith(b"\n")
-            previous, current = current, chunk
+            _keep_recent(recent, chunk)
         summary.lines = number - 1 + (1 if continues else 0)
-        _fill_tail(summary, previous[-TAIL_LINES * MAX_LINE :] + current)
+        _fill_tail(summary, b"".join(recent)[-TAIL_BYTES:])
 
     def _scan_chunk(
         self, chunk: bytes, number: int, continues: bool, feed: _Feed, last: int
@@ -213,12 +214,19 @@ def _clip(chunk: bytes, start: int, end: int, hit: int) -> bytes:
     return chunk[max(start, hit - half) : min(end, hit + half)]
 
 
+def _keep_recent(recent: deque[bytes], chunk: bytes) -> None:
+    recent.append(chunk)
+    held = sum(map(len, recent))
+    while held - len(recent[0]) >= TAIL_BYTES:
+        held -= len(recent.popleft())
+
+
 def _fill_tail(summary: ScanSummary, end: bytes) -> None:
     """Keep the last lines of the log: a cut-off log is often explained by where it stops."""
     if not end:
         return
     body = end[:-1] if end.endswith(b"\n") else end
-    lines = body[-TAIL_LINES * MAX_LINE :].split(b"\n")[-TAIL_LINES:]
+    lines = body[-TAIL_BYTES:].split(b"\n")[-TAIL_LINES:]
     lines = lines[-summary.lines :] if summary.lines else []
     first = summary.lines - len(lines) + 1
     for offset, raw in enumerate(lines):

@@ -169,6 +169,7 @@ def _targets_of_simple(words: list[str]) -> set[str]:
     return found
 
 
+_NEW_RUN = re.compile(r"^#1 \[internal\] load build definition|^Step 1/\d+ : FROM ")
 _CI_ENV = re.compile(r"^([A-Z_][A-Z0-9_]*): (.*)$")
 _ACTIVITY = frozenset({
     "exception", "traceback", "diagnostic", "tool_message", "pip_error", "pip_block", "pip_success",
@@ -191,6 +192,9 @@ class Segmenter:
                 self._command(event)  # a CI step echoes its script under its header: not a new command
             return
         if self.ci_header and self._ci_header_line(event):
+            return
+        if _NEW_RUN.match(event.text):  # a fresh `docker build`: what follows is a new try
+            self._open(event.line, "docker build", explicit=False)
             return
         span = self.spans[-1]
         stage = stage_of(event)
@@ -292,7 +296,7 @@ def _is_attempt(step: Span, outcome: str, build_targets: frozenset[str]) -> bool
         return True
     targets = targets_of(step.command)
     if not targets:
-        return bool(step.command) and not _PY.match(step.command.split()[0] if step.command else "")
+        return step.explicit and bool(step.command) and not _PY.match(step.command.split()[0])
     return bool(targets & build_targets)
 
 

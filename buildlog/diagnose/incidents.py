@@ -10,11 +10,11 @@ the cause (knowledge/resolution.toml) named first.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from buildlog.models import Incident, Outcome, Resolution
+from buildlog.models import Facts, Incident, Outcome, Resolution
 from buildlog.resources import load_toml
 from buildlog.segment import RANK, Span, targets_of
 
@@ -41,8 +41,14 @@ def _proves_past() -> dict[str, frozenset[str]]:
     return {row["cause"]: frozenset(row.get("proves_past", ())) for row in load_toml("resolution.toml")["cause"]}
 
 
+FactsFor = Callable[[int], Facts]
+
+
 def build_incidents(
-    occurrences: Sequence[Occurrence], spans: Sequence[Span], outcomes: Mapping[int, Outcome]
+    occurrences: Sequence[Occurrence],
+    spans: Sequence[Span],
+    outcomes: Mapping[int, Outcome],
+    facts_for: FactsFor | None = None,
 ) -> list[Incident]:
     """Group occurrences by cause (in order of first appearance) and find each resolution."""
     causes_in: dict[int, set[str]] = {}
@@ -56,7 +62,7 @@ def build_incidents(
     for n, (cause, occs) in enumerate(by_cause.items(), start=1):
         attempts = sorted({o.attempt for o in occs})
         last = max(occs, key=lambda o: o.attempt)
-        resolution = _resolution(cause, last, spans, spans_by_number, outcomes, attempts, causes_in)
+        resolution = _resolution(cause, last, spans, spans_by_number, outcomes, attempts, causes_in, facts_for)
         incidents.append(Incident(id=f"I{n}", cause=cause, attempts=attempts, resolved_by=resolution))
     return incidents
 
@@ -69,6 +75,7 @@ def _resolution(
     outcomes: Mapping[int, Outcome],
     attempts: list[int],
     causes_in: Mapping[int, set[str]],
+    facts_for: FactsFor | None,
 ) -> Resolution | None:
     failing = by_number[last.attempt]
     for span in spans:
@@ -77,7 +84,7 @@ def _resolution(
         later = causes_in.get(span.number, set())
         got_past = RANK[span.stage] > RANK[last.stage] or any(cause in _proves_past().get(c, ()) for c in later)
         if outcomes.get(span.number) == "success" or got_past:
-            return _describe(cause, failing, span, spans, outcomes)
+            return _describe(cause, failing, span, spans, outcomes, facts_for)
     return None
 
 
@@ -88,9 +95,16 @@ def _same_target(a: Span, b: Span) -> bool:
 
 
 def _describe(
-    cause: str, before: Span, after: Span, spans: Sequence[Span], outcomes: Mapping[int, Outcome]
+    cause: str,
+    before: Span,
+    after: Span,
+    spans: Sequence[Span],
+    outcomes: Mapping[int, Outcome],
+    facts_for: FactsFor | None,
 ) -> Resolution:
     changes = _differences(before, after, spans, outcomes)
+    if facts_for is not None:
+        changes += _fact_changes(facts_for(before.number), facts_for(after.number))
     order = _bearing().get(cause, [])
     ranked = sorted(changes, key=lambda c: order.index(c[0]) if c[0] in order else len(order))
     bearing = [c for c in ranked if c[0] in order]
@@ -119,9 +133,24 @@ def _differences(
     ]  # fmt: skip
     commands = [s.command for s in between] + [c for s in spans if before.number < s.number <= after.number for c in s.prepared]
     commands += _chained_helpers(after.command)
-    installed = [_installed(c) for c in commands if _installed(c)]
+    already = {t for c in before.prepared + _chained_helpers(before.command) for t in targets_of(c)}
+    installed = sorted({t for c in commands for t in targets_of(c)} - already)
     if installed:
-        out.append(("packages", "installed " + ", ".join(installed) + " in between"))
+        out.append(("packages", "installed " + " ".join(installed) + " in between"))
+    return out
+
+
+_FACT_KINDS = (("torch", "packages", "torch"), ("nvcc", "toolkit", "nvcc"), ("gcc", "compiler", "gcc"),
+               ("python", "interpreter", "python"), ("driver", "driver", "driver"))  # fmt: skip
+
+
+def _fact_changes(old: Facts, new: Facts) -> list[tuple[str, str]]:
+    """Versions the log states that differ between two attempts (a new image, a reinstall)."""
+    out = []
+    for name, kind, label in _FACT_KINDS:
+        a, b = getattr(old, name), getattr(new, name)
+        if a is not None and b is not None and a.value != b.value:
+            out.append((kind, f"{label} {b.value} (was {a.value})"))
     return out
 
 
@@ -176,6 +205,3 @@ def _chained_helpers(command: str) -> list[str]:
     parts = [p for p in re.split(r"\s(?:&&|;)\s", command) if targets_of(p)]
     return parts[:-1]
 
-
-def _installed(command: str) -> str:
-    return " ".join(sorted(targets_of(command)))

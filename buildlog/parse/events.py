@@ -191,7 +191,7 @@ def _unquote(value: str) -> str:
 # Literal anchors for the lines the grammars care about beyond rules and fact patterns: commands
 # (prompts, `bash -x`, CI steps), tracebacks, pip's and ninja's structure and version banners.
 GRAMMAR_ANCHORS: tuple[str, ...] = (
-    "$ ", "# ", "##[group]Run", "##[endgroup]", "] RUN ", ": RUN ", "PS ",
+    "$ ", "# ", "##[group]Run", "##[endgroup]", "[internal] load build definition", "Step 1/", "] RUN ", ": RUN ", "PS ",
     "CUDA_HOME: ", "CUDA_PATH: ", "MAX_JOBS: ", "TORCH_CUDA_ARCH_LIST: ", "NVCC_THREADS: ",
     "+ pip", "+ python", "+ uv ", "+ export ", "+ source ", "+ nvcc", "+ cmake", "+ make", "+ ninja", "+ conda ",
     "+ MAX_JOBS=", "+ CUDA_HOME=", "+ TORCH_CUDA_ARCH_LIST=", "+ sudo ", "+ bash ", "+ CC=", "+ CXX=",
