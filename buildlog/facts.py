@@ -203,7 +203,14 @@ def fold(observations: Sequence[Observation], until: int | None = None, since: i
         else:
             scalars[obs.name] = value
     _derive(scalars)
+    lists["gpus"] = _drop_truncated(lists["gpus"])
     return Facts(**scalars, **{k: list(v.values()) for k, v in lists.items()}, packages=packages)
+
+
+def _drop_truncated(names: dict[str, FactValue]) -> dict[str, FactValue]:
+    """nvidia-smi's table cuts long names ("NVIDIA RTX PRO 6000 Blac..."); keep the full name if stated."""
+    full = [n for n in names if not n.endswith("...")]
+    return {n: v for n, v in names.items() if not (n.endswith("...") and any(f.startswith(n[:-3]) for f in full))}
 
 
 def _in_force(observations: Sequence[Observation], until: int | None, since: int) -> list[Observation]:

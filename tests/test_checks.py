@@ -49,8 +49,18 @@ def test_check_fires_and_stays_quiet(check_id, firing, quiet):
     assert check_id not in ids(quiet)
 
 
+def test_arch_list_risk_when_the_build_passes_its_own_flags():
+    gpu = [fv("NVIDIA RTX PRO 6000 Blackwell Workstation Edition")]
+    covered = Facts(arch_list=fv("10.0"), gencode=[fv("sm_100"), fv("sm_120")], gpus=gpu)
+    (risk,) = [r for r in run_checks(covered, span(), set()) if r.id == "arch_list_misses_gpu"]
+    assert risk.severity == "warning" and "not affected" in risk.consequence
+    assert "compiled_arch_misses_gpu" not in ids(covered)
+    missed = Facts(arch_list=fv("10.0"), gencode=[fv("sm_100")], gpus=gpu)
+    assert {"arch_list_misses_gpu", "compiled_arch_misses_gpu"} <= ids(missed)
+
+
 def test_every_check_is_tested():
-    assert {c[0] for c in CASES} | {"system_python_install"} == set(CHECKS)
+    assert {c[0] for c in CASES} | {"system_python_install", "compiled_arch_misses_gpu"} == set(CHECKS)
 
 
 def test_system_python_install():

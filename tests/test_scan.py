@@ -55,3 +55,126 @@ def test_nul_bytes_and_no_newline_at_all():
 def test_empty_input():
     cands, summary = _scan(b"", 10)
     assert cands == [] and summary.lines == 0
+
+
+# --- engines, budgets, odd inputs ------------------------------------------------------------
+
+from buildlog.scan_engine import Anchor, hyperscan_available, make_engine, plan_triggers  # noqa: E402
+from tests.conftest import CORPUS  # noqa: E402
+
+ENGINES = ["stdlib", "hyperscan"] if hyperscan_available() else ["stdlib"]
+ANCHORS = [b"error:", b"FAILED:", b"\n+ ", b"Deprecat", b"No space left"]
+BUDGETS = {b"/bin/nvcc ": 2, b"-gencode": 3}
+
+
+def _lines(data: bytes, engine: str, size: int = 1 << 20, anchors=ANCHORS, budgets=None, reset_on=None, after: int = 2):
+    """Candidate numbers (and the summary) from one scan; `reset_on` is a byte string that resets budgets."""
+    scanner = Scanner(list(anchors) + list(budgets or {}), after=after, budgets=budgets, engine=engine)
+    summary = ScanSummary()
+    out = []
+    for cand in scanner.scan(iter_chunks(io.BytesIO(data), size=size), summary):
+        out.append(cand.number)
+        if reset_on and reset_on in cand.raw:
+            scanner.reset_budgets()
+    return out, summary
+
+
+def _corpus_logs():
+    return sorted(CORPUS.glob("*.log"))[:25]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engines_agree_with_each_other_on_the_corpus(engine):
+    from buildlog.analyze import anchor_budgets, anchors
+
+    for path in _corpus_logs():
+        data = path.read_bytes()
+        expected, _ = _lines(data, "stdlib", anchors=anchors(), budgets=anchor_budgets(), reset_on=b"$ ")
+        got, _ = _lines(data, engine, size=997, anchors=anchors(), budgets=anchor_budgets(), reset_on=b"$ ")
+        assert got == expected, path.name
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("size", [1, 5, 64, 1 << 20])
+def test_line_start_anchors_count_only_at_line_starts(engine, size):
+    data = b"+ first\nx + not a trace\n+ second\r\n  + indented\n"
+    assert _lines(data, engine, size)[0] == [1, 3]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_budget_limits_lines_between_resets(engine):
+    nvcc = b"[3/9] /usr/local/cuda/bin/nvcc -gencode arch=compute_80,code=sm_80 -c x.cu\n"
+    data = nvcc * 5 + b"$ MAX_JOBS=2 pip install x\n" + nvcc * 5 + b"error: late\n" + nvcc
+    got, _ = _lines(data, engine, anchors=[b"error:", b"$ "], budgets=BUDGETS, reset_on=b"$ ")
+    # -gencode allows 3 lines, /bin/nvcc 2 (charged on the same lines): 3 before the command,
+    # the command itself, 3 after it; the error line is free and charges nothing.
+    assert got == [1, 2, 3, 6, 7, 8, 9, 12]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("size", [7, 50, 1 << 20])
+def test_budget_decisions_do_not_depend_on_chunking(engine, size):
+    nvcc = b"/usr/local/cuda/bin/nvcc -gencode arch=compute_90,code=sm_90\n"
+    data = (nvcc * 4 + b"$ pip install y\nerror: e\n") * 5
+    expected, _ = _lines(data, "stdlib", anchors=[b"error:", b"$ "], budgets=BUDGETS, reset_on=b"$ ")
+    assert _lines(data, engine, size, anchors=[b"error:", b"$ "], budgets=BUDGETS, reset_on=b"$ ")[0] == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_line_in_pieces_is_selected_once_and_counted_once(engine):
+    data = b"a\n" + b"x" * 5000 + b" error: deep inside " + b"y" * 5000 + b" error: again\nb\nerror: next\n"
+    scanner = Scanner([b"error:"], after=1, engine=engine)
+    summary = ScanSummary()
+    cands = list(scanner.scan(iter_chunks(io.BytesIO(data), size=256, max_line=1024), summary))
+    assert [c.number for c in cands] == [2, 4] and summary.lines == 4
+    assert b"error: deep inside" in cands[0].raw
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_nul_bytes_and_one_endless_line_do_not_raise(engine):
+    for data in (bytes(300_000), b"-Werror=format " * 20_000):
+        cands, summary = _lines(data, engine, size=4096)
+        assert cands == [] and summary.lines == 1 and summary.bytes == len(data)
+
+
+def test_reader_cuts_long_lines_at_the_same_places_whatever_the_read_size():
+    data = b"short\n" + b"z" * 2500 + b"\nend"
+    for size in (1, 7, 100, 1000):
+        chunks = list(iter_chunks(io.BytesIO(data), size=size, max_line=1000))
+        ends = [sum(map(len, chunks[: i + 1])) for i, c in enumerate(chunks[:-1]) if not c.endswith(b"\n")]
+        assert b"".join(chunks) == data and ends == [1006, 2006], size
+
+
+def test_every_anchor_has_exactly_one_trigger_that_it_contains():
+    from buildlog.analyze import anchors
+
+    parsed = [Anchor.parse(a) for a in anchors()]
+    texts = [b"\n" + a.text if a.line_start else a.text for a in parsed]
+    owners: dict[int, bytes] = {}
+    for trigger in plan_triggers(parsed):
+        for index, offset in trigger.members:
+            assert index not in owners
+            owners[index] = trigger.text
+            assert texts[index][offset : offset + len(trigger.text)] == trigger.text
+    assert sorted(owners) == list(range(len(parsed)))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engines_find_overlapping_occurrences_and_line_starts(engine):
+    found = make_engine([Anchor.parse(b"aa"), Anchor.parse(b"\nb")], engine).find(b"aaa\nb\nbaa", 0, frozenset())
+    assert found == [(1, 0), (2, 0), (4, 1), (6, 1), (8, 0)]
+    assert make_engine([Anchor.parse(b"aa")], engine).find(b"aa\naa", 3, frozenset()) == [(4, 0)]
+
+
+def test_unbudgeted_anchors_stay_out_of_ordinary_compiler_output():
+    """A free anchor found in every compile command or warning would make every line a candidate."""
+    import random
+
+    from bench import gen
+    from buildlog.analyze import anchor_budgets, anchors
+
+    rng = random.Random(7)
+    noise = "".join(gen.noise_unit(rng, i, 300) for i in range(300)) + "".join(gen.pip_block(rng) for _ in range(5))
+    budgets = anchor_budgets()
+    flooding = [a for a in anchors() if a not in budgets and a.lstrip(b"\n").decode() in noise]
+    assert not flooding, f"anchors found in ordinary build noise: {flooding}"

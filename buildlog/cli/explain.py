@@ -97,10 +97,10 @@ def facts(log: str, fmt: str) -> None:
 
     table = Table("fact", "value", "line", box=None, header_style="bold")
     for name, value in report.facts:
-        values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else [value]
-        for v in values:
+        pairs = value.items() if isinstance(value, dict) else ((name, v) for v in (value if isinstance(value, list) else [value]))
+        for label, v in pairs:
             if v is not None:
-                table.add_row(name, v.value, str(v.line))
+                table.add_row(label, v.value, str(v.line))
     if not table.row_count:
         click.echo("The log states no facts about its environment.")
         return

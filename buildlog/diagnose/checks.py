@@ -15,7 +15,7 @@ from functools import cache
 
 from buildlog.compat import cc_from_sm, cc_key, cuda_release, driver_cuda_for, gpu_for
 from buildlog.diagnose.template import fill
-from buildlog.models import Facts, Risk
+from buildlog.models import FactValue, Facts, Risk
 from buildlog.resources import load_toml
 from buildlog.segment import Span
 
@@ -66,21 +66,43 @@ def _fmt(cc: tuple[int, int]) -> str:
     return f"{cc[0]}.{cc[1]}"
 
 
+def _missed_gpus(facts: Facts, wanted: list[Target]) -> list[tuple[FactValue, str]]:
+    """GPUs in the log (with a known compute capability) that none of the targets runs on."""
+    known = [(g, gpu_for(g.value)) for g in facts.gpus]
+    return [(g, row.cc) for g, row in known if row and not any(t.runs_on(cc_key(row.cc)) for t in wanted)]
+
+
+def _known_ccs(facts: Facts) -> str:
+    rows = [gpu_for(g.value) for g in facts.gpus]
+    return ";".join(sorted({r.cc for r in rows if r}, key=cc_key))
+
+
 def check_arch_list_misses_gpu(facts: Facts, span: Span | None) -> Found | None:
-    wanted = targets(facts)
-    gpus = [(g, gpu_for(g.value)) for g in facts.gpus]
-    known = [(g, row) for g, row in gpus if row]
-    if not wanted or not known:
+    if not facts.arch_list:
         return None
-    missed = [(g, row) for g, row in known if not any(t.runs_on(cc_key(row.cc)) for t in wanted)]
+    missed = _missed_gpus(facts, targets(facts.model_copy(update={"gencode": []})))
     if not missed:
         return None
-    g, row = missed[0]
-    requested = facts.arch_list.value if facts.arch_list and not facts.gencode else ", ".join(x.value for x in facts.gencode)
-    label = "TORCH_CUDA_ARCH_LIST" if facts.arch_list and not facts.gencode else "arch flags"
-    ccs = sorted({r.cc for _, r in known}, key=cc_key)
-    lines = [g.line] + ([facts.arch_list.line] if facts.arch_list else [x.line for x in facts.gencode[:1]])
-    return {label: requested, "GPU": f"{g.value} (compute capability {row.cc})"}, {"wanted": ";".join(ccs)}, lines
+    g, cc = missed[0]
+    note = ""
+    if facts.gencode and not _missed_gpus(facts, targets(facts)):
+        flags = ", ".join(x.value for x in facts.gencode)
+        note = (f" This build passed its own -gencode flags ({flags}), which do cover the GPU, so it is not"
+                " affected; other extensions built with this setting will be.")  # fmt: skip
+    shown = {"TORCH_CUDA_ARCH_LIST": facts.arch_list.value, "GPU": f"{g.value} (compute capability {cc})"}
+    values = {"wanted": _known_ccs(facts), "note": note, "severity": "warning" if note else "error"}
+    return shown, values, [g.line, facts.arch_list.line]
+
+
+def check_compiled_arch_misses_gpu(facts: Facts, span: Span | None) -> Found | None:
+    if not facts.gencode:
+        return None
+    missed = _missed_gpus(facts, targets(facts))
+    if not missed:
+        return None
+    g, cc = missed[0]
+    shown = {"arch flags": ", ".join(x.value for x in facts.gencode), "GPU": f"{g.value} (compute capability {cc})"}
+    return shown, {"wanted": _known_ccs(facts)}, [g.line, facts.gencode[0].line]
 
 
 def check_arch_unsupported_by_nvcc(facts: Facts, span: Span | None) -> Found | None:
@@ -212,6 +234,7 @@ def _minor_key(version: str) -> tuple[int, int] | None:
 CHECKS: Mapping[str, Callable[[Facts, Span | None], Found | None]] = {
     "cuda_major_mismatch": check_cuda_major_mismatch,
     "arch_list_misses_gpu": check_arch_list_misses_gpu,
+    "compiled_arch_misses_gpu": check_compiled_arch_misses_gpu,
     "arch_unsupported_by_nvcc": check_arch_unsupported_by_nvcc,
     "host_compiler_unsupported": check_host_compiler_unsupported,
     "driver_too_old_for_cuda": check_driver_too_old_for_cuda,
@@ -243,8 +266,8 @@ def run_checks(facts: Facts, span: Span | None, diagnosed: set[str]) -> list[Ris
         shown, values, lines = found
         risks.append(
             Risk(
-                id=check_id, title=record["title"], facts=shown, consequence=record["consequence"],
-                fix=fill(record["fix"], values), severity=record["severity"], lines=sorted(set(lines)),
+                id=check_id, title=record["title"], facts=shown, consequence=fill(record["consequence"], values),
+                fix=fill(record["fix"], values), severity=values.get("severity", record["severity"]), lines=sorted(set(lines)),
             )  # fmt: skip
         )
     return risks

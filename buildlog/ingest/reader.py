@@ -11,7 +11,7 @@ import io
 import os
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -77,36 +77,34 @@ def _peek(stream: BinaryIO, n: int) -> bytes:
 def iter_chunks(stream: BinaryIO, size: int = CHUNK_SIZE, max_line: int = CHUNK_SIZE) -> Iterator[bytes]:
     """Yield chunks of about `size` bytes that end just after a newline (except the last).
 
-    Memory stays flat whatever the input: a line longer than `max_line` (at least `size`) is
-    passed on in pieces of exactly `max_line` bytes, cut at offsets counted from the start of the
-    line, so where the cuts fall does not depend on how the input was read. A piece does not end
-    in a newline; the scanner knows the line goes on.
+    Each chunk is one read, finished with a readline, so the bytes are copied once. Memory stays
+    flat whatever the input: a line longer than `max_line` (at least `size`) is passed on in
+    pieces that end at multiples of `max_line` counted from the start of the line, so where the
+    cuts fall does not depend on how the input was read. A piece does not end in a newline; the
+    scanner knows the line goes on.
     """
     max_line = max(max_line, size)
-    carry = b""  # the start of a line whose end has not been read yet (shorter than max_line)
+    open_length = 0  # bytes already passed on of a line that is not finished yet
     while True:
-        block = _read(stream, size)
+        block = _read(stream.read, size)
         if not block:
-            break
-        data = carry + block if carry else block
-        first = data.find(b"\n")
-        pos = 0
-        while (len(data) if first < 0 else first) - pos > max_line:
-            yield data[pos : pos + max_line]
-            pos += max_line
-        if first < 0:
-            carry = data[pos:]
-            continue
-        cut = data.rfind(b"\n") + 1
-        yield data[pos:cut]
-        carry = data[cut:]
-    if carry:
-        yield carry
+            return
+        if not block.endswith(b"\n"):
+            start = block.rfind(b"\n") + 1
+            room = -(len(block) - start + (open_length if start == 0 else 0)) % max_line
+            if room:
+                block += _read(stream.readline, room)
+        if block.endswith(b"\n"):
+            open_length = 0
+        else:
+            start = block.rfind(b"\n") + 1
+            open_length = len(block) - start + (open_length if start == 0 else 0)
+        yield block
 
 
-def _read(stream: BinaryIO, size: int) -> bytes:
+def _read(method: Callable[[int], bytes], size: int) -> bytes:
     try:
-        return stream.read(size)
+        return method(size)
     except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise BuildlogError(f"cannot read input: {exc}") from None
 
