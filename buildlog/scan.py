@@ -19,9 +19,10 @@ in pieces (see ingest.reader); an anchor cut in two by such a piece boundary is 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from buildlog.scan_engine import Anchor, Engine, Occurrence, make_engine
 
@@ -30,8 +31,7 @@ TAIL_LINES = 40
 TAIL_BYTES = TAIL_LINES * MAX_LINE
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A selected line: its 1-based number, raw bytes, and the raw lines right after it."""
 
     number: int
@@ -39,30 +39,46 @@ class Candidate:
     after: tuple[bytes, ...]
 
 
-@dataclass
 class ScanSummary:
-    """What the scan learned besides the candidates: size and the last lines of the log."""
+    """What the scan learned besides the candidates: size and the last lines of the log.
 
-    lines: int = 0
-    bytes: int = 0
-    tail: deque[tuple[int, bytes]] = field(default_factory=lambda: deque(maxlen=TAIL_LINES))
+    A plain class rather than a dataclass: it is created once, and every module imported at
+    start-up adds to the time of the shortest run.
+    """
+
+    def __init__(self) -> None:
+        self.lines = 0
+        self.bytes = 0
+        self.tail: deque[tuple[int, bytes]] = deque(maxlen=TAIL_LINES)
 
 
 def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> list[bytes]:
     """Drop anchors that contain an unbudgeted anchor: such lines are selected by that one anyway."""
-    parsed = {a: Anchor.parse(a) for a in sorted(set(anchors))}
-    free = [p for a, p in parsed.items() if not budgets.get(a)]
-    anywhere = [f.text for f in free if not f.line_start]
-    at_start = tuple(f.text for f in free if f.line_start)
-    return [a for a, p in parsed.items() if not _implied(p, anywhere, at_start)]
+    raw = sorted(set(anchors))
+    parsed = [Anchor.parse(a) for a in raw]
+    # All anchor texts in one string (NUL never occurs in an anchor): one find per free anchor.
+    joined = b"\0".join(p.text for p in parsed)
+    starts = [0]
+    for p in parsed[:-1]:
+        starts.append(starts[-1] + len(p.text) + 1)
+    implied: set[int] = set()
+    for i, free in enumerate(parsed):
+        if budgets.get(raw[i]):
+            continue
+        pos = joined.find(free.text)
+        while pos >= 0:
+            j = bisect_right(starts, pos) - 1
+            if j != i and _implies(parsed[j], free, pos - starts[j]):
+                implied.add(j)
+            pos = joined.find(free.text, pos + 1)
+    return [a for j, a in enumerate(raw) if j not in implied]
 
 
-def _implied(anchor: Anchor, anywhere: list[bytes], at_start: tuple[bytes, ...]) -> bool:
-    """Does every occurrence of `anchor` put another unbudgeted anchor on the same line?"""
-    for text in anywhere:
-        if text in anchor.text and (text != anchor.text or anchor.line_start):
-            return True
-    return anchor.line_start and any(t != anchor.text and anchor.text.startswith(t) for t in at_start)
+def _implies(anchor: Anchor, free: Anchor, offset: int) -> bool:
+    """Does `free`, found at `offset` in `anchor`'s text, occur on every line where `anchor` does?"""
+    if free.line_start:
+        return anchor.line_start and offset == 0
+    return anchor.text != free.text or anchor.line_start
 
 
 class Scanner:

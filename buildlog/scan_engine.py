@@ -23,10 +23,9 @@ import heapq
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 ENGINE_ENV = "BUILDLOG_SCAN_ENGINE"
 CACHE_ENV = "BUILDLOG_CACHE_DIR"
@@ -35,8 +34,7 @@ CACHE_MIN_ANCHORS = 32  # small anchor sets (tests) compile in no time; only big
 Occurrence = tuple[int, int]  # (position of the anchor's last byte in the chunk, anchor index)
 
 
-@dataclass(frozen=True, slots=True)
-class Anchor:
+class Anchor(NamedTuple):
     """A literal as the engines see it: the bytes to find, and whether it must start a line."""
 
     text: bytes
@@ -44,6 +42,7 @@ class Anchor:
 
     @classmethod
     def parse(cls, raw: bytes) -> Anchor:
+        """`\\n+ ` is `+ ` at the start of a line; no other newline may appear in an anchor."""
         if not raw.strip(b"\n"):
             raise ValueError(f"empty anchor {raw!r}")
         if b"\n" in raw.lstrip(b"\n") or raw.startswith(b"\n\n"):
@@ -67,7 +66,7 @@ class Engine(Protocol):
 
 # Ordinary verbose-build noise: a trigger must not occur here, or every compile line would be a
 # hit (`rror` is in `-Werror=`, `torch` in every include path).
-NOISE_SAMPLE = (
+NOISE_TEXT = (
     "[12/85] /usr/local/cuda-12.1/bin/nvcc --generate-dependencies-with-compile --dependency-output x.o.d "
     "-I/tmp/pip-install-k2x8/flash-attn_5f1c/csrc/cutlass/include -I/usr/local/lib/python3.11/site-packages/torch/include "
     "-I/usr/local/lib/python3.11/site-packages/torch/include/torch/csrc/api/include -I/usr/include/python3.11 -c -c "
@@ -96,14 +95,18 @@ NOISE_SAMPLE = (
     "ptxas info    : Used 255 registers, 464 bytes cmem[0]\n    24 bytes stack frame, 0 bytes spill stores\n"
     "   \x1b[38;5;197m━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━\x1b[0m \x1b[32m2.5/2.5 MB\x1b[0m \x1b[31m45.2 MB/s\x1b[0m eta "
     "\x1b[36m0:00:00\x1b[0m\r\n2024-05-14T10:53:37.7106412Z   Downloading numpy-1.26.4-cp311-cp311-manylinux_2_17_x86_64.whl\n"
-).encode("utf-8")
+)
+
+
+@cache
+def noise_sample() -> bytes:
+    return NOISE_TEXT.encode("utf-8")
 
 MIN_TRIGGER = 4
 MAX_TRIGGER = 12
 
 
-@dataclass(frozen=True, slots=True)
-class Trigger:
+class Trigger(NamedTuple):
     """A literal found with bytes.find, and the anchors (index, offset of the trigger in it) it stands for."""
 
     text: bytes
@@ -123,7 +126,8 @@ def plan_triggers(anchors: Sequence[Anchor]) -> tuple[Trigger, ...]:
     for index, text in enumerate(texts):
         for sub in _substrings(text):
             options.setdefault(sub, set()).add(index)
-    quiet = {sub: ids for sub, ids in options.items() if sub not in NOISE_SAMPLE}
+    noise = noise_sample()
+    quiet = {sub: ids for sub, ids in options.items() if sub not in noise}
     owner: dict[int, bytes] = {}
     for trigger in _greedy_cover(quiet, set(range(len(texts)))):
         for index in quiet[trigger]:
@@ -295,7 +299,7 @@ def _cached_plan(anchors: tuple[Anchor, ...]) -> tuple[Trigger, ...]:
     if len(anchors) < CACHE_MIN_ANCHORS:
         return plan_triggers(anchors)
     raw = [bytes([a.line_start]) + a.text for a in anchors]
-    path = _cache_dir() / f"triggers-{_digest([NOISE_SAMPLE, *raw])}.json"
+    path = _cache_dir() / f"triggers-{_digest([noise_sample(), *raw])}.json"
     try:
         stored = json.loads(path.read_text("utf-8"))
         return tuple(Trigger(bytes.fromhex(t), tuple((i, o) for i, o in m)) for t, m in stored)

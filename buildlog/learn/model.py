@@ -40,6 +40,7 @@ class LinearModel:
     coef: dict[str, list[tuple[int, float]]]
     threshold: float
     corpus_hash: str
+    margin: float = 0.0
 
     def predict(self, lines: list[str]) -> Prediction | None:
         """Score the failure lines; None when no known token is in them."""
@@ -55,7 +56,9 @@ class LinearModel:
         total = sum(exps)
         ranking = sorted(((self.classes[i], e / total) for i, e in enumerate(exps)), key=lambda p: -p[1])
         best, prob = ranking[0]
-        return Prediction(best, prob, prob >= self.threshold, tuple(ranking[:3]))
+        runner_up = ranking[1][1] if len(ranking) > 1 else 0.0
+        confident = prob >= self.threshold and prob - runner_up >= self.margin
+        return Prediction(best, prob, confident, tuple(ranking[:3]))
 
 
 def model_from_dict(data: dict) -> LinearModel:
@@ -68,7 +71,7 @@ def model_from_dict(data: dict) -> LinearModel:
     coef = {w: [(int(c), float(v)) for c, v in pairs] for w, pairs in data["coef"].items()}
     return LinearModel(
         tuple(data["classes"]), tuple(data["intercept"]), dict(data["idf"]), coef, float(data["threshold"]),
-        data["corpus_hash"],
+        data["corpus_hash"], float(data.get("margin", 0.0)),
     )  # fmt: skip
 
 
