@@ -104,9 +104,11 @@ class Diagnoser:
     def _fact_events(self, rule: Rule, facts: Facts) -> tuple[Event, ...]:
         """The lines that state the facts a rule's condition relied on."""
         out = []
-        for name in rule.facts:
+        for name in [*rule.facts, *rule.show_facts]:
             value = getattr(facts, name, None)
-            if value is not None and not isinstance(value, list):
+            if isinstance(value, list):
+                value = value[0] if value else None
+            if value is not None:
                 event = self._line_event(value.line)
                 if event is not None:
                     out.append(event)

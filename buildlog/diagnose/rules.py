@@ -50,6 +50,7 @@ class Rule(BaseModel):
     command: str | None = None
     not_command: str | None = None
     facts: dict[str, str] = Field(default_factory=dict)
+    show_facts: list[str] = Field(default_factory=list, description="facts whose lines join the evidence")
     overrides: list[str] = Field(default_factory=list)
     fix: str = ""
     references: list[str] = Field(default_factory=list)
