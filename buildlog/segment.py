@@ -204,6 +204,8 @@ class Segmenter:
             span.stages.clear()  # and how far it got is measured on the part that follows
         elif stage == "resolve" and span.closed and not event.indent:
             span = self._open(event.line, _implied_command(event), explicit=False)
+        elif stage == "resolve" and not span.command and not event.indent:
+            span.command = _implied_command(event)  # a log that starts with pip's own output
         if stage:
             span.stages.setdefault(stage, event.line)
         if event.kind in ("pip_success", "pip_error") and not event.indent:
@@ -327,7 +329,10 @@ def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[lis
         mapping[step.number] = merged.number
         attempts.append(merged)
         pending = []
-    for p in pending:  # steps after the last attempt belong to it
+    for p in pending:  # steps after the last attempt: their own attempt if they ended somehow
+        if outcomes.get(p.number, "unknown") != "unknown":
+            attempts.append(replace(p, number=len(attempts) + 1, stages=dict(p.stages)))
+        else:
+            attempts[-1].end = p.end
         mapping[p.number] = attempts[-1].number
-        attempts[-1].end = p.end
     return attempts, mapping

@@ -1,0 +1,123 @@
+"""Attempts, incidents and resolutions on small transcripts, one behaviour each."""
+
+from __future__ import annotations
+
+from tests.conftest import analyse_text
+
+ISOLATION = "  Getting requirements to build wheel ... error\n      ModuleNotFoundError: No module named 'torch'\n"
+MISMATCH = (
+    "      torch.__version__  = 2.9.1+cu128\n      running build_ext\n      RuntimeError:\n"
+    "      The detected CUDA version (13.1) mismatches the version that was used to compile\n"
+    "      PyTorch (12.8). Please make sure to use the same CUDA versions.\n"
+)
+OOM = "  Emitting ninja build file /tmp/b/build.ninja...\n  nvcc error   : 'cicc' died due to signal 9 (Kill signal)\n"
+SUCCESS = "Successfully installed flash-attn-2.8.3\n"
+PEP668 = "error: externally-managed-environment\n\n× This environment is externally managed\n"
+
+
+def report(text: str):
+    return analyse_text(text).report
+
+
+def test_prompts_split_attempts_and_keep_commands():
+    r = report(f"$ pip install flash-attn\n{ISOLATION}$ pip install --no-build-isolation flash-attn\n{SUCCESS}")
+    assert [(a.number, a.command, a.outcome) for a in r.attempts] == [
+        (1, "pip install flash-attn", "failure"),
+        (2, "pip install --no-build-isolation flash-attn", "success"),
+    ]
+    (incident,) = r.incidents
+    assert incident.cause == "build_isolation_missing_torch" and incident.resolved_by.attempt == 2
+    assert incident.resolved_by.kind == "isolation" and "--no-build-isolation" in incident.resolved_by.change
+
+
+def test_bash_x_lines_are_commands():
+    r = report(f"+ export MAX_JOBS=4\n+ pip install flash-attn\n{ISOLATION}")
+    assert r.attempts[0].command == "pip install flash-attn" and r.attempts[0].env == {"MAX_JOBS": "4"}
+
+
+def test_github_step_header_is_one_attempt_with_its_env():
+    log = (
+        "2024-05-01T10:00:00.0000000Z ##[group]Run pip install flash-attn\n"
+        "2024-05-01T10:00:00.0000000Z pip install flash-attn\n"
+        "2024-05-01T10:00:00.0000000Z env:\n"
+        "2024-05-01T10:00:00.0000000Z   CUDA_HOME: /usr/local/cuda-12.4\n"
+        "2024-05-01T10:00:00.0000000Z ##[endgroup]\n"
+        f"2024-05-01T10:00:01.0000000Z {ISOLATION}"
+    )
+    r = report(log)
+    assert len(r.attempts) == 1 and r.attempts[0].env == {"CUDA_HOME": "/usr/local/cuda-12.4"}
+
+
+def test_repeated_pip_runs_without_prompts_are_attempts():
+    r = report(f"Collecting flash-attn\n{ISOLATION}ERROR: Failed building wheel for flash-attn\nCollecting flash-attn\n{SUCCESS}")
+    assert [a.outcome for a in r.attempts] == ["failure", "success"]
+
+
+def test_helper_installs_fold_into_the_next_attempt():
+    r = report(
+        f"$ pip install flash-attn --no-build-isolation\n      ModuleNotFoundError: No module named 'packaging'\n"
+        f"$ pip install packaging ninja\nSuccessfully installed packaging-24.0 ninja-1.11\n"
+        f"$ pip install flash-attn --no-build-isolation\n{SUCCESS}"
+    )
+    assert len(r.attempts) == 2
+    (incident,) = r.incidents
+    assert incident.resolved_by.attempt == 2 and incident.resolved_by.change == "installed ninja packaging in between"
+
+
+def test_inline_variables_hold_for_their_command_only():
+    r = report(f"$ MAX_JOBS=8 pip install flash-attn --no-build-isolation\n{OOM}$ pip install flash-attn --no-build-isolation\n{OOM}")
+    assert r.attempts[0].env == {"MAX_JOBS": "8"} and r.attempts[1].env == {}
+
+
+def test_exports_carry_over():
+    r = report(f"$ export CUDA_HOME=/usr/local/cuda-12.8\n$ pip install flash-attn --no-build-isolation\n{OOM}")
+    assert r.attempts[0].env == {"CUDA_HOME": "/usr/local/cuda-12.8"}
+    assert r.facts.nvcc.value == "12.8"
+
+
+def test_a_failure_earlier_in_the_build_proves_nothing():
+    """pip outside the venv hides the CUDA check: the mismatch is only resolved once compiling starts."""
+    r = report(
+        f"$ CUDA_HOME=/usr/local/cuda-13.1 pip install flash-attn --no-build-isolation\n{MISMATCH}"
+        f"$ CUDA_HOME=/usr/local/cuda-12.8 /usr/bin/pip install flash-attn --no-build-isolation\n{PEP668}"
+        f"$ CUDA_HOME=/usr/local/cuda-12.8 ~/venv/bin/python -m pip install flash-attn --no-build-isolation\n{OOM}"
+        f"$ MAX_JOBS=4 CUDA_HOME=/usr/local/cuda-12.8 ~/venv/bin/python -m pip install flash-attn --no-build-isolation\n{SUCCESS}"
+    )
+    by_cause = {i.cause: i for i in r.incidents}
+    assert by_cause["cuda_version_mismatch"].resolved_by.attempt == 3
+    assert by_cause["cuda_version_mismatch"].resolved_by.kind == "toolkit"
+    assert by_cause["externally_managed_pip"].resolved_by.attempt == 3
+    assert by_cause["externally_managed_pip"].resolved_by.kind == "interpreter"
+    assert by_cause["compiler_oom"].resolved_by.change == "MAX_JOBS=4 (unset before)"
+    assert r.status == "success"
+
+
+def test_a_later_failure_that_needs_the_earlier_fix_resolves_it():
+    r = report(
+        "$ pip install --no-build-isolation .\n      OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n"
+        f"$ export CUDA_HOME=/usr/local/cuda-13.1\n$ pip install --no-build-isolation .\n{MISMATCH}"
+    )
+    by_cause = {i.cause: i for i in r.incidents}
+    assert by_cause["cuda_home_missing"].resolved_by.attempt == 2
+    assert by_cause["cuda_version_mismatch"].resolved_by is None
+
+
+def test_attempts_on_another_package_prove_nothing():
+    r = report(f"$ pip install flash-attn\n{ISOLATION}$ pip install xformers\n{SUCCESS}")
+    assert r.incidents[0].resolved_by is None
+
+
+def test_an_incident_open_at_the_end_leads():
+    r = report(f"$ pip install flash-attn\n{ISOLATION}$ pip install --no-build-isolation flash-attn\n{OOM}")
+    assert r.status == "failure" and r.root_causes[0].id == "compiler_oom"
+
+
+def test_same_cause_in_two_attempts_is_one_incident():
+    r = report(f"$ pip install flash-attn\n{ISOLATION}$ pip install -v flash-attn\n{ISOLATION}")
+    (incident,) = r.incidents
+    assert incident.attempts == [1, 2] and incident.resolved_by is None
+
+
+def test_the_interpreter_that_really_ran():
+    r = report(f"$ source ~/venv/bin/activate && pip install flash-attn\n{PEP668}")
+    assert r.attempts[0].interpreter.startswith("the system Python")
