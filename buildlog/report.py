@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
 from buildlog.diagnose.engine import Finding, outcome_of
 from buildlog.diagnose.checks import run_checks
@@ -20,6 +21,7 @@ from buildlog.diagnose.rules import load_rules
 from buildlog.learn.features import failure_lines
 from buildlog.models import Attempt, Evidence, Facts, Incident, Outcome, Report, RootCause, Status
 from buildlog.parse.events import Event
+from buildlog.resources import load_toml
 from buildlog.segment import Span
 
 MAX_EVIDENCE = 6
@@ -54,7 +56,7 @@ def build_report(data: Inputs) -> Report:
     roots = _root_causes(causal, incidents, data, outcomes)
     unexplained = _last_failed_unexplained(data.spans, outcomes, causal)
     if status == "failure" and unexplained is not None:
-        roots.append(_from_model(data, unexplained) or _unknown(data))
+        roots.append(_from_model(data, unexplained) or _unknown(data, unexplained))
     attempts = [_attempt(s, outcomes[s.number], incidents) for s in data.spans if _worth_listing(s, outcomes)]
     last = data.spans[-1]
     in_last = {f.rule.cause for f in causal if f.attempt == last.number}
@@ -69,7 +71,7 @@ def build_report(data: Inputs) -> Report:
         incidents=incidents,
         risks=run_checks(data.facts_for(last.number), last, in_last) if status != "empty" else [],
         relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
-        missing=_missing(data, status),
+        missing=_missing(data, status, roots),
     )
 
 
@@ -194,11 +196,37 @@ def _from_model(data: Inputs, span: Span) -> RootCause | None:
     )  # fmt: skip
 
 
-def _unknown(data: Inputs) -> RootCause:
+@cache
+def _hints() -> list[dict[str, str]]:
+    return list(load_toml("hints.toml")["hint"])
+
+
+def _hint_for(data: Inputs, span: Span) -> dict[str, str]:
+    """The first hint whose symptom is in the unexplained attempt."""
+    fired = {f.rule.id for f in data.findings if f.attempt == span.number}
+    return next((h for h in _hints() if h["when"] in fired), {})
+
+
+def _unknown(data: Inputs, span: Span) -> RootCause:
+    hint = _hint_for(data, span)
+    text = hint.get("text", "No rule explains this failure. The first error line is usually the cause.")
+    guess = _model_guess(data, span)
     return RootCause(
         id="unknown", title="No known cause matched", confidence=0.0, evidence=_relevant(data)[:MAX_EVIDENCE],
-        fix="buildlog found the failure but no rule explains it. Read the lines below, starting with the first error.",
+        fix=text + (f"\n(The classifier's best guess, not confident enough to report: {guess}.)" if guess else ""),
+        attempts=[span.number],
     )  # fmt: skip
+
+
+def _model_guess(data: Inputs, span: Span) -> str:
+    if not data.use_model:
+        return ""
+    from buildlog.learn.model import bundled_model
+
+    model = bundled_model()
+    lines = failure_lines(data.events, span.start, span.end)
+    prediction = model.predict(lines) if model and lines else None
+    return f"{prediction.cause} ({prediction.probability:.0%})" if prediction and prediction.probability >= 0.45 else ""
 
 
 def _relevant(data: Inputs) -> list[Evidence]:
@@ -215,7 +243,10 @@ def _relevant(data: Inputs) -> list[Evidence]:
     return [Evidence(line=n, text=t) for n, t in sorted(picked.items())]
 
 
-def _missing(data: Inputs, status: Status) -> str:
+def _missing(data: Inputs, status: Status, roots: Sequence[RootCause]) -> str:
+    if status == "failure" and roots and roots[-1].id == "unknown":
+        span = next((s for s in data.spans if s.number in roots[-1].attempts), data.spans[-1])
+        return _hint_for(data, span).get("missing", "")
     if status != "unknown":
         return ""
     if data.lines < 5:

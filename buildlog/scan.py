@@ -3,8 +3,8 @@
 Everything after this stage sees only candidate lines (plus a few lines after each, for messages
 that span lines), so the cost of parsing, rules and facts does not grow with the noise in a log.
 The anchors are literal byte strings: every rule and fact pattern names one that its lines must
-contain. An engine (scan_engine) finds them at machine speed; this module turns what it finds
-into numbered lines, in order, without ever holding more than a chunk or two of the input.
+contain. An engine (scan_engine) finds them in a whole chunk at once; this module turns what it
+finds into numbered lines, in order, without ever holding more than a chunk or two of the input.
 
 Some anchors come with a budget: lines that only such an anchor selects are taken at most that
 many times between two commands. A verbose build repeats the same nvcc flags and include paths
@@ -19,7 +19,7 @@ in pieces (see ingest.reader); an anchor cut in two by such a piece boundary is 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
@@ -118,7 +118,7 @@ class Scanner:
             continues = not chunk.endswith(b"\n")
             _keep_recent(recent, chunk)
         summary.lines = number - 1 + (1 if continues else 0)
-        _fill_tail(summary, b"".join(recent)[-TAIL_BYTES:])
+        _fill_tail(summary, b"".join(recent)[-TAIL_BYTES - 1 :])
 
     def _scan_chunk(
         self, chunk: bytes, number: int, continues: bool, feed: _Feed, last: int
@@ -132,13 +132,17 @@ class Scanner:
             start = chunk.rfind(b"\n", 0, pos) + 1
             end = chunk.find(b"\n", pos)
             end = len(chunk) if end < 0 else end
-            i, free, live = self._line_hits(found, i, end, continues and start == 0)
+            stop = bisect_left(found, (end, -1), i)  # the first occurrence past this line
+            mid_line = continues and start == 0
+            if mid_line and number == last:  # the rest of an over-long line selected from an earlier piece
+                i = stop
+                continue
+            free, live = self._line_hits(found[i:stop], mid_line)
+            i = stop
             if not free and not live:
                 continue
             number += chunk.count(b"\n", counted, start)
             counted = start
-            if number == last:  # the same over-long line, already selected from an earlier piece
-                continue
             if not free:
                 self._charge(live)
             last = number
@@ -150,19 +154,15 @@ class Scanner:
                     found, i = self.engine.find(chunk, end + 1, skipped), 0
         return last, number + chunk.count(b"\n", counted)
 
-    def _line_hits(self, found: list[Occurrence], i: int, end: int, mid_line: bool) -> tuple[int, bool, set[int]]:
-        """Walk the occurrences on one line: is an unbudgeted anchor there, which budgeted ones are live."""
-        free, live = False, set()
-        while i < len(found) and found[i][0] < end:
-            pos, index = found[i]
-            i += 1
-            if mid_line and self._line_start.get(index) == pos + 1:
-                continue  # the chunk starts inside a line: its first bytes do not start one
-            if index not in self._budget:
-                free = True
-            elif index not in self._spent:
-                live.add(index)
-        return i, free, live
+    def _line_hits(self, hits: list[Occurrence], mid_line: bool) -> tuple[bool, set[int]]:
+        """Is an unbudgeted anchor on the line, and which budgeted ones are still live there?"""
+        if mid_line:  # the chunk starts inside a line: its first bytes do not start one
+            hits = [(pos, index) for pos, index in hits if self._line_start.get(index) != pos + 1]
+        indices = {index for _, index in hits}
+        budget = self._budget
+        if any(index not in budget for index in indices):
+            return True, set()
+        return False, {index for index in indices if index not in self._spent}
 
     def _charge(self, live: set[int]) -> None:
         for index in live:
@@ -239,11 +239,17 @@ def _keep_recent(recent: deque[bytes], chunk: bytes) -> None:
 
 def _fill_tail(summary: ScanSummary, end: bytes) -> None:
     """Keep the last lines of the log: a cut-off log is often explained by where it stops."""
-    if not end:
+    count = min(TAIL_LINES, summary.lines)
+    if not end or not count:
         return
-    body = end[:-1] if end.endswith(b"\n") else end
-    lines = body[-TAIL_BYTES:].split(b"\n")[-TAIL_LINES:]
-    lines = lines[-summary.lines :] if summary.lines else []
-    first = summary.lines - len(lines) + 1
-    for offset, raw in enumerate(lines):
-        summary.tail.append((first + offset, raw[:MAX_LINE]))
+    window = (end[:-1] if end.endswith(b"\n") else end)[-TAIL_BYTES:]
+    bounds, stop = [], len(window)
+    while len(bounds) < count:  # from the end backwards, without splitting the whole window
+        newline = window.rfind(b"\n", 0, stop)
+        bounds.append((newline + 1, stop))
+        if newline < 0:
+            break
+        stop = newline
+    first = summary.lines - len(bounds) + 1
+    for offset, (a, b) in enumerate(reversed(bounds)):
+        summary.tail.append((first + offset, window[a : min(b, a + MAX_LINE)]))

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, Protocol
 
 ENGINE_ENV = "BUILDLOG_SCAN_ENGINE"
 CACHE_ENV = "BUILDLOG_CACHE_DIR"
-CACHE_MIN_ANCHORS = 32  # small anchor sets (tests) compile in no time; only big ones are cached
+CACHE_MIN_ANCHORS = 16  # small anchor sets (tests) compile in no time; only big ones are cached
 
 Occurrence = tuple[int, int]  # (position of the anchor's last byte in the chunk, anchor index)
 
@@ -114,12 +114,13 @@ class Trigger(NamedTuple):
 
 
 def plan_triggers(anchors: Sequence[Anchor]) -> tuple[Trigger, ...]:
-    """Cover every anchor with few triggers that the noise sample does not contain.
+    """Cover every anchor with few, long triggers that the noise sample does not contain.
 
-    Greedy set cover: take the substring shared by the most anchors still uncovered, longer ones
-    first on ties (bytes.find is faster on longer needles). An anchor whose every substring is in
-    the noise is its own trigger: its hits are real occurrences anyway. Line-start anchors keep
-    their newline in the trigger (a line start is rarer than the text alone).
+    Greedy weighted set cover: a pass of bytes.find costs less the longer the needle (two-way
+    search skips further), so a substring is worth the anchors it newly covers times its speed.
+    A trigger left standing for one anchor becomes that whole anchor: the longest needle, and a
+    hit needs no check. An anchor whose every substring is in the noise is its own trigger too.
+    Line-start anchors keep their newline in the trigger (a line start is rarer than the text).
     """
     texts = [b"\n" + a.text if a.line_start else a.text for a in anchors]
     options: dict[bytes, set[int]] = {}
@@ -132,11 +133,15 @@ def plan_triggers(anchors: Sequence[Anchor]) -> tuple[Trigger, ...]:
     for trigger in _greedy_cover(quiet, set(range(len(texts)))):
         for index in quiet[trigger]:
             owner.setdefault(index, trigger)
-    members: dict[bytes, list[tuple[int, int]]] = {}
+    groups: dict[bytes, list[int]] = {}
     for index, text in enumerate(texts):
-        trigger = owner.get(index, text)
-        members.setdefault(trigger, []).append((index, text.find(trigger)))
-    return tuple(Trigger(t, tuple(m)) for t, m in members.items())
+        groups.setdefault(owner.get(index, text), []).append(index)
+    plan = []
+    for trigger, indices in groups.items():
+        if len(indices) == 1:
+            trigger = texts[indices[0]]
+        plan.append(Trigger(trigger, tuple((i, texts[i].find(trigger)) for i in indices)))
+    return tuple(plan)
 
 
 def _substrings(text: bytes) -> set[bytes]:
@@ -147,18 +152,23 @@ def _substrings(text: bytes) -> set[bytes]:
     }
 
 
+def _speed(length: int) -> float:
+    """Relative speed of bytes.find by needle length (measured: 4 bytes ~0.7 GB/s, 16 ~2 GB/s)."""
+    return 0.35 + 0.1 * min(length, 24)
+
+
 def _greedy_cover(options: dict[bytes, set[int]], todo: set[int]) -> list[bytes]:
-    """Lazy greedy: a substring's gain only shrinks, so stale heap entries are re-scored on pop."""
-    heap = [(-len(ids), -len(sub), sub) for sub, ids in options.items()]
+    """Lazy greedy: a substring's worth only shrinks, so stale heap entries are re-scored on pop."""
+    heap = [(-len(ids) * _speed(len(sub)), sub) for sub, ids in options.items()]
     heapq.heapify(heap)
     chosen: list[bytes] = []
     while todo and heap:
-        neg_gain, neg_len, sub = heapq.heappop(heap)
-        gain = len(options[sub] & todo)
-        if gain == 0:
+        neg_worth, sub = heapq.heappop(heap)
+        worth = len(options[sub] & todo) * _speed(len(sub))
+        if worth == 0:
             continue
-        if gain < -neg_gain:
-            heapq.heappush(heap, (-gain, neg_len, sub))
+        if worth < -neg_worth:
+            heapq.heappush(heap, (-worth, sub))
             continue
         chosen.append(sub)
         todo -= options[sub]
@@ -238,7 +248,8 @@ class HyperscanEngine:
     def _volatile_database(self, skip: frozenset[int]) -> Any:
         live = frozenset(i for i in self._volatile if i not in skip)
         if live not in self._live:
-            self._live[live] = _hyperscan_database(self._hs, self.anchors, sorted(live), cache=False) if live else None
+            everything = len(live) == len(self._volatile)  # the set every run starts with: worth keeping
+            self._live[live] = _hyperscan_database(self._hs, self.anchors, sorted(live), cache=everything) if live else None
         return self._live[live]
 
 
@@ -288,8 +299,13 @@ def make_engine(anchors: Sequence[Anchor], name: str | None = None, volatile: fr
     name = (name or os.environ.get(ENGINE_ENV) or "auto").lower()
     if name not in ("auto", "hyperscan", "stdlib"):
         raise ValueError(f"unknown scan engine {name!r} (auto, hyperscan or stdlib)")
-    if name == "hyperscan" or (name == "auto" and hyperscan_available()):
+    if name == "hyperscan":
         return HyperscanEngine(anchors, volatile)
+    if name == "auto" and hyperscan_available():
+        try:
+            return HyperscanEngine(anchors, volatile)
+        except Exception:  # noqa: BLE001 - e.g. a CPU hyperscan does not support: the fallback selects the same lines
+            pass
     return StdlibEngine(anchors)
 
 
@@ -325,6 +341,9 @@ def _cache_dir() -> Path:
     return Path(base) / "buildlog"
 
 
+CACHE_KEEP = 8  # entries of each kind; older ones are for anchors that have changed since
+
+
 def _write_cache(path: Path, data: bytes) -> None:
     """Best effort: a read-only home or a full disk only costs the next run the compile time."""
     try:
@@ -332,5 +351,9 @@ def _write_cache(path: Path, data: bytes) -> None:
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, path)
+        kind = path.name.split("-", 1)[0] + "-"
+        siblings = sorted(path.parent.glob(kind + "*"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in siblings[CACHE_KEEP:]:
+            old.unlink(missing_ok=True)
     except OSError:
         pass

@@ -63,7 +63,7 @@ def test_noise_alone_proves_no_cause(tmp_path):
     path = tmp_path / "noise.log"
     gen.generate(path, 200_000, seed=5, causes=0)
     report = run(path.name, [path.read_bytes()]).report
-    assert [r.id for r in report.root_causes if r.engine == "rules"] == []
+    assert {r.id for r in report.root_causes if r.engine == "rules"} <= {"unknown"}
 
 
 def test_odd_inputs_have_the_size_asked_for(tmp_path):

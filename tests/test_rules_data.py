@@ -94,3 +94,12 @@ def test_duplicate_ids_and_unknown_top_level_keys_are_load_errors():
 def test_a_good_rule_loads():
     (rule,) = parse_rules([("good.toml", {"rule": [GOOD]})], cause_ids())
     assert rule.cause == "disk_full" and rule.priority == 50
+
+
+def test_hints_name_existing_symptom_rules():
+    from buildlog.resources import load_toml
+
+    ids = {r.id for r in RULES}
+    for hint in load_toml("hints.toml")["hint"]:
+        assert hint["when"] in ids, f"hint for unknown rule {hint['when']}"
+        assert set(hint) <= {"when", "text", "missing"}

@@ -47,7 +47,8 @@ def _numbered(evidence) -> list[str]:  # type: ignore[no-untyped-def]
 
 def _cause(n: int, cause: RootCause, note: str) -> list[str]:
     suffix = f" · {note}" if note else ""
-    out = ["", f"### Cause {n}: `{cause.id}` ({cause.confidence:.0%}){suffix}", "", cause.title]
+    confidence = "" if cause.id == "unknown" else f" ({cause.confidence:.0%}{', classifier' if cause.engine == 'model' else ''})"
+    out = ["", f"### Cause {n}: `{cause.id}`{confidence}{suffix}", "", cause.title]
     if cause.evidence:
         out += ["", "```text", *_numbered(cause.evidence), "```"]
     if cause.fix:

@@ -79,7 +79,8 @@ def _causes(report: Report) -> RenderableType | None:
 def _cause(n: int, cause: RootCause, note: str) -> RenderableType:
     head = Text(f"Cause {n}: ", style="bold")
     head.append(cause.id, style="bold magenta")
-    head.append(f"  ({cause.confidence:.0%})", style="dim")
+    if cause.id != "unknown":
+        head.append(f"  ({cause.confidence:.0%})" + ("  classifier" if cause.engine == "model" else ""), style="dim")
     if note:
         head.append(f"  {note}", style="green")
     parts: list[RenderableType] = [head, Text(cause.title)]
