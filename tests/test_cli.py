@@ -36,7 +36,7 @@ def test_explain_file_json(runner, tmp_path):
     log.write_text(MISMATCH)
     data = _json(runner.invoke(main, ["explain", str(log), "--format", "json"]))
     assert data["root_causes"][0]["id"] == "cuda_version_mismatch"
-    assert data["root_causes"][0]["evidence"][0]["line"] == 4
+    assert 4 in [e["line"] for e in data["root_causes"][0]["evidence"]]
     assert "CUDA_HOME=/usr/local/cuda-12.8" in data["root_causes"][0]["fix"]
 
 
