@@ -17,9 +17,13 @@ Status = Literal["failure", "success", "unknown", "empty"]
 
 
 class Frozen(BaseModel):
-    """Base for records that never change once built."""
+    """Base for records that never change once built.
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    Validators are built when a model is first used, not when it is defined: a run uses only
+    some of the models, and building them all would add to the start-up of every command.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Evidence(Frozen):

@@ -125,7 +125,12 @@ class Scanner:
     ) -> Generator[Candidate, None, tuple[int, int]]:
         """Yield the candidates of one chunk; return the last line selected and the next chunk's first line."""
         skipped = frozenset(self._spent)
-        found = self.engine.find(chunk, 0, skipped)
+        begin = 0
+        if continues and number == last:  # the rest of an over-long line already selected: skip it
+            begin = chunk.find(b"\n") + 1
+            if not begin:
+                return last, number
+        found = self.engine.find(chunk, begin, skipped)
         i, counted = 0, 0
         while i < len(found):
             pos = found[i][0]
@@ -133,11 +138,7 @@ class Scanner:
             end = chunk.find(b"\n", pos)
             end = len(chunk) if end < 0 else end
             stop = bisect_left(found, (end, -1), i)  # the first occurrence past this line
-            mid_line = continues and start == 0
-            if mid_line and number == last:  # the rest of an over-long line selected from an earlier piece
-                i = stop
-                continue
-            free, live = self._line_hits(found[i:stop], mid_line)
+            free, live = self._line_hits(found[i:stop], mid_line=continues and start == 0)
             i = stop
             if not free and not live:
                 continue

@@ -304,7 +304,7 @@ def make_engine(anchors: Sequence[Anchor], name: str | None = None, volatile: fr
     if name == "auto" and hyperscan_available():
         try:
             return HyperscanEngine(anchors, volatile)
-        except Exception:  # noqa: BLE001 - e.g. a CPU hyperscan does not support: the fallback selects the same lines
+        except Exception:  # noqa: BLE001, S110 - e.g. a CPU hyperscan cannot run on: the fallback selects the same lines
             pass
     return StdlibEngine(anchors)
 

@@ -8,6 +8,8 @@ import pytest
 
 from buildlog.ingest.reader import iter_chunks
 from buildlog.scan import MAX_LINE, Scanner, ScanSummary
+from buildlog.scan_engine import Anchor, hyperscan_available, make_engine, plan_triggers
+from tests.conftest import CORPUS
 
 LOG = b"ok\nerror: one\r\nok\n\x1b[31mFAILED: two\x1b[0m\nprogress 10%\rprogress 100%\nlast error: three"
 
@@ -58,9 +60,6 @@ def test_empty_input():
 
 
 # --- engines, budgets, odd inputs ------------------------------------------------------------
-
-from buildlog.scan_engine import Anchor, hyperscan_available, make_engine, plan_triggers  # noqa: E402
-from tests.conftest import CORPUS  # noqa: E402
 
 ENGINES = ["stdlib", "hyperscan"] if hyperscan_available() else ["stdlib"]
 ANCHORS = [b"error:", b"FAILED:", b"\n+ ", b"Deprecat", b"No space left"]
