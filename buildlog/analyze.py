@@ -29,7 +29,7 @@ def anchors() -> tuple[bytes, ...]:
     words: set[str] = set(GRAMMAR_ANCHORS)
     for rule in load_rules():
         words.update(rule.anchors)
-    for record, _ in fact_patterns():
+    for record in fact_patterns():
         words.update(record.anchors)
     for marker in stage_markers():
         words.update(marker.anchors)
@@ -43,7 +43,7 @@ def anchor_budgets() -> dict[bytes, int]:
     unlimited: set[str] = set(GRAMMAR_ANCHORS)
     for rule in load_rules():
         unlimited.update(rule.anchors)
-    records = [(r.anchors, r.budget) for r, _ in fact_patterns()] + [(m.anchors, m.budget) for m in stage_markers()]
+    records = [(r.anchors, r.budget) for r in fact_patterns()] + [(m.anchors, m.budget) for m in stage_markers()]
     for words, budget in records:
         for word in words:
             if budget:

@@ -18,7 +18,8 @@ from buildlog.errors import BuildlogError
 from buildlog.models import FactValue, Facts
 from buildlog.parse.events import Event
 from buildlog.parse.window import search
-from buildlog.resources import load_toml
+from buildlog.cache import validated, write_cache
+from buildlog.resources import knowledge_text, tomllib
 
 SCALAR_FACTS = (
     "nvcc", "cuda_home", "torch", "torch_cuda", "driver", "driver_cuda", "gcc", "python", "interpreter",
@@ -60,15 +61,30 @@ class FactPattern(BaseModel):
         re.compile(value)
         return value
 
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return _compiled(self.pattern)
+
 
 @cache
-def fact_patterns() -> tuple[tuple[FactPattern, re.Pattern[str]], ...]:
-    """The bundled fact patterns, validated and compiled."""
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.MULTILINE)
+
+
+@cache
+def fact_patterns() -> tuple[FactPattern, ...]:
+    """The bundled fact patterns, validated once per version of facts.toml (see load_rules)."""
+    text = knowledge_text("facts.toml")
+    ok, marker = validated("facts", [text])
+    raw = tomllib.loads(text)["fact"]
+    if ok:
+        return tuple(FactPattern.model_construct(**r) for r in raw)
     try:
-        records = [FactPattern.model_validate(r) for r in load_toml("facts.toml")["fact"]]
+        records = tuple(FactPattern.model_validate(r) for r in raw)
     except (ValidationError, re.error) as exc:
         raise BuildlogError(f"facts.toml: {exc}") from None
-    return tuple((r, re.compile(r.pattern, re.MULTILINE)) for r in records)
+    write_cache(marker, b"")
+    return records
 
 
 def observe(events: Iterable[Event]) -> Iterator[Observation]:
@@ -77,9 +93,9 @@ def observe(events: Iterable[Event]) -> Iterator[Observation]:
     for event in events:
         yield from _from_banner(event)
         yield from _from_command(event)
-        for record, regex in patterns:
+        for record in patterns:
             if any(a in event.text for a in record.anchors):
-                for hit in search(regex, event, record.multiline, record.all_matches):
+                for hit in search(record.regex, event, record.multiline, record.all_matches):
                     for obs in _from_groups(hit.groups, hit.group_lines, event.line):
                         yield replace(obs, change=record.change) if record.change else obs
 

@@ -36,8 +36,18 @@ def load_toml(*parts: str) -> dict[str, Any]:
     return tomllib.loads(knowledge_file(*parts).read_text("utf-8"))
 
 
-def toml_files(folder: str) -> list[tuple[str, dict[str, Any]]]:
-    """Every TOML file in a knowledge sub-folder, by name, parsed."""
+def toml_texts(folder: str) -> list[tuple[str, str]]:
+    """Every TOML file in a knowledge sub-folder, by name, as text."""
     node = knowledge_file(folder)
     files = sorted((p for p in node.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
-    return [(p.name, tomllib.loads(p.read_text("utf-8"))) for p in files]
+    return [(p.name, p.read_text("utf-8")) for p in files]
+
+
+def toml_files(folder: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every TOML file in a knowledge sub-folder, by name, parsed."""
+    return [(name, tomllib.loads(text)) for name, text in toml_texts(folder)]
+
+
+def knowledge_text(*parts: str) -> str:
+    """The text of a file under buildlog/knowledge."""
+    return knowledge_file(*parts).read_text("utf-8")

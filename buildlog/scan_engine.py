@@ -18,17 +18,16 @@ a line start (see ingest.reader), so both engines can tell without looking back.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
 import os
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from buildlog.cache import cache_dir, digest, write_cache
+
 ENGINE_ENV = "BUILDLOG_SCAN_ENGINE"
-CACHE_ENV = "BUILDLOG_CACHE_DIR"
 CACHE_MIN_ANCHORS = 16  # small anchor sets (tests) compile in no time; only big ones are cached
 
 Occurrence = tuple[int, int]  # (position of the anchor's last byte in the chunk, anchor index)
@@ -256,8 +255,8 @@ class HyperscanEngine:
 def _hyperscan_database(hs: Any, anchors: Sequence[Anchor], keep: list[int], cache: bool) -> Any:
     """Compile (or load from the cache) a block-mode database of the kept anchors."""
     patterns = [_hs_pattern(anchors[i]) for i in keep]
-    key = _digest([hs.__version__.encode(), *patterns, repr(keep).encode()])
-    path = _cache_dir() / f"hs-{key}.db" if cache and len(keep) >= CACHE_MIN_ANCHORS else None
+    key = digest([hs.__version__.encode(), *patterns, repr(keep).encode()])
+    path = cache_dir() / f"hs-{key}.db" if cache and len(keep) >= CACHE_MIN_ANCHORS else None
     if path is not None and path.exists():
         try:
             database = hs.loadb(path.read_bytes(), hs.HS_MODE_BLOCK)
@@ -269,7 +268,7 @@ def _hyperscan_database(hs: Any, anchors: Sequence[Anchor], keep: list[int], cac
     flags = [hs.HS_FLAG_MULTILINE if anchors[i].line_start else 0 for i in keep]
     database.compile(expressions=patterns, ids=keep, elements=len(keep), flags=flags)
     if path is not None:
-        _write_cache(path, hs.dumpb(database))
+        write_cache(path, hs.dumpb(database))
     return database
 
 
@@ -315,45 +314,14 @@ def _cached_plan(anchors: tuple[Anchor, ...]) -> tuple[Trigger, ...]:
     if len(anchors) < CACHE_MIN_ANCHORS:
         return plan_triggers(anchors)
     raw = [bytes([a.line_start]) + a.text for a in anchors]
-    path = _cache_dir() / f"triggers-{_digest([noise_sample(), *raw])}.json"
+    path = cache_dir() / f"triggers-{digest([noise_sample(), *raw])}.json"
     try:
         stored = json.loads(path.read_text("utf-8"))
         return tuple(Trigger(bytes.fromhex(t), tuple((i, o) for i, o in m)) for t, m in stored)
     except (OSError, ValueError, TypeError):
         pass
     plan = plan_triggers(anchors)
-    _write_cache(path, json.dumps([[t.text.hex(), t.members] for t in plan]).encode("utf-8"))
+    write_cache(path, json.dumps([[t.text.hex(), t.members] for t in plan]).encode("utf-8"))
     return plan
 
 
-def _digest(parts: Sequence[bytes]) -> str:
-    h = hashlib.sha256()
-    for part in parts:
-        h.update(len(part).to_bytes(8, "little") + part)
-    return h.hexdigest()[:24]
-
-
-def _cache_dir() -> Path:
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "buildlog"
-
-
-CACHE_KEEP = 8  # entries of each kind; older ones are for anchors that have changed since
-
-
-def _write_cache(path: Path, data: bytes) -> None:
-    """Best effort: a read-only home or a full disk only costs the next run the compile time."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-        kind = path.name.split("-", 1)[0] + "-"
-        siblings = sorted(path.parent.glob(kind + "*"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in siblings[CACHE_KEEP:]:
-            old.unlink(missing_ok=True)
-    except OSError:
-        pass

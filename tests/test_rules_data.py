@@ -103,3 +103,10 @@ def test_hints_name_existing_symptom_rules():
     for hint in load_toml("hints.toml")["hint"]:
         assert hint["when"] in ids, f"hint for unknown rule {hint['when']}"
         assert set(hint) <= {"when", "text", "missing"}
+
+
+def test_bundled_rule_files_pass_full_validation_without_the_cache():
+    """load_rules may trust a cache of an earlier validation; the files themselves must pass it."""
+    from buildlog.resources import toml_files
+
+    assert len(parse_rules(toml_files("rules"), cause_ids())) == len(RULES)

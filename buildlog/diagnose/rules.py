@@ -14,8 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from buildlog.cache import validated, write_cache
 from buildlog.errors import BuildlogError
-from buildlog.resources import load_toml, toml_files
+from buildlog.resources import knowledge_text, load_toml, toml_texts, tomllib
 
 Role = Literal["cause", "symptom", "success", "noise"]
 
@@ -150,5 +151,33 @@ def parse_rules(documents: list[tuple[str, dict]], causes: dict[str, str]) -> tu
 
 @cache
 def load_rules() -> tuple[Rule, ...]:
-    """All bundled rules, validated."""
-    return parse_rules(toml_files("rules"), cause_ids())
+    """All bundled rules, validated — fully once per version of the rule files.
+
+    Validation compiles every regex and checks every example, which costs more than explaining a
+    small log. Once a set of rule files has passed, the cache remembers it, and later runs build
+    the same records without re-checking; regexes are then compiled when first needed.
+    """
+    texts = toml_texts("rules")
+    ok, marker = validated("rules", [t for _, t in texts] + [knowledge_text("causes.toml")])
+    documents = [(name, tomllib.loads(text)) for name, text in texts]
+    if ok:
+        return tuple(_trusted(raw) for _, doc in documents for raw in doc.get("rule", []))
+    rules = parse_rules(documents, cause_ids())
+    write_cache(marker, b"")
+    return rules
+
+
+def _trusted(raw: dict) -> Rule:
+    """A rule from files that already passed validation (same bytes, see load_rules)."""
+    examples = Examples.model_construct(**{"quiet": [], **raw["examples"]})
+    return Rule.model_construct(**{**_defaults(), **raw, "examples": examples})
+
+
+@cache
+def _defaults() -> dict:
+    """Every optional field's default, so that building a trusted rule needs no factory calls."""
+    out = {}
+    for name, info in Rule.model_fields.items():
+        if not info.is_required():
+            out[name] = info.get_default(call_default_factory=True)
+    return out
