@@ -42,12 +42,13 @@ _PROMPT = re.compile(
     r"|^[$%]\s|^#\s+(?=\S)|^\++\s|^##\[group\]Run\s|^#\d+ \[[^\]]*\] RUN\s|^Step \d+/\d+ : RUN\s|^RUN\s|^PS [A-Za-z]:\\"
 )
 _BARE_COMMAND = re.compile(
-    r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:sudo\s+(?:-\S+\s+)*)?(?:\S*/)?"
-    r"(?:pip3?(?:\.\d+)?\s+(?:install|wheel|download|uninstall|list|show|freeze|config|cache|-V|--version)\b"
-    r"|python3?(?:\.\d+)?(?:\s+-\w+)*\s+(?:-m\s+\w|-c\s|\S+\.py\b|-V\b|--version\b)"
+    r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:sudo\s+(?:-\S+\s+)*)?"
+    r"(?:(?:\S*/)?pip3?(?:\.\d+)?\s+(?:install|wheel|download|uninstall|list|show|freeze|config|cache|-V|--version)\b"
+    r"|(?:\S*/)?python3?(?:\.\d+)?(?:\s+-\w+)*\s+(?:-m\s+\w|-c\s|\S+\.py\b|-V\b|--version\b)"
     r"|uv\s+(?:pip|sync|add|venv|run|build|python)\b"
     r"|(?:conda|mamba|micromamba)\s+(?:install|create|activate|deactivate|env|run)\b"
     r"|(?:export|source|unset)\s+\S|deactivate\s*$"
+    # typed by a person, so without a path: ninja echoes its failed commands with the full path
     r"|(?:nvcc|cmake|make|ninja)(?:\s+-{1,2}\w|\s+\S+\.(?:cu|cpp|c)\b|\s*$)"
     r"|(?:bash|sh)\s+\S+\.sh\b)"
 )
