@@ -145,6 +145,14 @@ scale_ext_success_warnings() {
     publish "$log" "$slug"
 }
 
+# ---- no GPU, no TORCH_CUDA_ARCH_LIST, no CUDA_HOME ---------------------------------
+scale_ext_no_arch_list() {
+    local slug=scale-ext-no-arch-list-no-gpu; local log=$RAW/$slug.log d=$PKGS/scale_ext
+    rm -f "$log"; rm -rf "$d/build"; cd "$d" || return; export PATH=$VENV/bin:$PATH
+    run_seq "$log" "cd $d" "MAX_JOBS=1 nice python setup.py build_ext"
+    publish "$log" "$slug"
+}
+
 # ---- compiler_oom: a per-process memory cap (ulimit -v) --------------------------
 #
 # ulimit -v caps the address space of every process started after it. Python with
@@ -206,22 +214,22 @@ scale_ext_kill_cc1plus() {
 # largest) -> the shell prints "Killed"; the shell wrapper -> nvcc prints
 # "'<tool>' died due to signal 9 (Kill signal)". A kernel with a deep template
 # recursion keeps cicc busy long enough to be caught.
-make_slow_kernel() {
+make_slow_kernel() {   # $1 = recursion depth (800 keeps cicc busy; 3000 keeps ptxas busy too)
     local d=$WORK/killtest; mkdir -p "$d"
-    cat >"$d/unroll.cu" <<'CU'
+    cat >"$d/unroll.cu" <<CU
 #include <cuda_runtime.h>
 template <int N> struct Unroll { __device__ static float run(float x) { return Unroll<N-1>::run(x * 1.0001f + 0.5f); } };
 template <> struct Unroll<0> { __device__ static float run(float x) { return x; } };
-__global__ void k(float* y) { y[threadIdx.x] = Unroll<800>::run(y[threadIdx.x]); }
+__global__ void k(float* y) { y[threadIdx.x] = Unroll<$1>::run(y[threadIdx.x]); }
 CU
 }
-# kill_when_seen NAME DIR WHO: wait for a NAME process whose command line mentions DIR,
-# then SIGKILL it (WHO=self) or its parent shell (WHO=parent).
+# kill_when_seen NAME DIR WHO: wait for a NAME process working in DIR (its current
+# directory), then SIGKILL it (WHO=self) or its parent shell with it (WHO=parent).
 kill_when_seen() {
     local name=$1 dir=$2 who=$3 p q i
-    for i in $(seq 1 6000); do
+    for i in $(seq 1 12000); do
         for q in $(pgrep -x "$name"); do
-            tr '\0' ' ' <"/proc/$q/cmdline" 2>/dev/null | grep -qF "$dir" && p=$q && break
+            [ "$(readlink "/proc/$q/cwd" 2>/dev/null)" = "$dir" ] && p=$q && break
         done
         if [ -n "${p:-}" ]; then
             if [ "$who" = parent ]; then   # shell and stage together, shell first
@@ -231,19 +239,21 @@ kill_when_seen() {
             fi
             return 0
         fi
-        sleep 0.05
+        sleep 0.02
     done
 }
-case_nvcc_kill() {   # $1 = self|parent, $2 = slug
-    local who=$1 slug=$2; local log=$RAW/$slug.log d=$WORK/killtest
-    rm -f "$log"; make_slow_kernel; cd "$d" || return
-    kill_when_seen cicc "$d" "$who" &
-    run_seq "$log" "cd $d" "nvcc -O3 -gencode=arch=compute_90,code=sm_90 -c unroll.cu -o unroll.o"
+case_nvcc_kill() {   # $1 = stage, $2 = self|parent, $3 = depth, $4 = slug
+    local stage=$1 who=$2 depth=$3 slug=$4; local log=$RAW/$slug.log d=$WORK/killtest
+    rm -f "$log"; make_slow_kernel "$depth"; cd "$d" || return
+    kill_when_seen "$stage" "$d" "$who" &
+    local flags="-O3"; [ "$depth" -gt 1000 ] && flags="-O3 -ftemplate-depth=5000"
+    run_seq "$log" "cd $d" "nvcc $flags -gencode=arch=compute_90,code=sm_90 -c unroll.cu -o unroll.o"
     wait
     publish "$log" "$slug"
 }
-nvcc_kill_cicc()       { case_nvcc_kill self nvcc-13-cicc-sigkilled-bare-killed; }
-nvcc_kill_cicc_shell() { case_nvcc_kill parent nvcc-13-stage-shell-sigkilled-died-due-to-signal; }
+nvcc_kill_cicc()        { case_nvcc_kill cicc self 800 nvcc-13-cicc-sigkilled-bare-killed; }
+nvcc_kill_cicc_shell()  { case_nvcc_kill cicc parent 800 nvcc-13-stage-shell-sigkilled-died-due-to-signal; }
+nvcc_kill_ptxas_shell() { case_nvcc_kill ptxas parent 3000 nvcc-13-ptxas-shell-sigkilled-died-due-to-signal; }
 
 # flash-attn 2.8.3 against torch 2.13.0 (which still accepts -std=c++17), so the
 # kernels really reach cicc; 4 archs x NVCC_THREADS=4 cicc processes per job.
@@ -258,9 +268,15 @@ flash_attn_213_kill_cicc() {
 }
 
 # ---- dispatcher (keep last) -------------------------------------------------------
-if [ $# -eq 0 ]; then
-    echo "cases:"; declare -F | awk '{print $3}' | grep -v -E '^(case_|setup_envs|make_|log_|run_logged|sanitize|publish)' | sed 's/^/  /'
-    exit 0
-fi
-setup_envs
-for c in "$@"; do "$c"; done
+main() {
+    if [ $# -eq 0 ]; then
+        echo "cases:"
+        declare -F | awk '{print $3}' | grep -v -E \
+            '^(case_|main$|setup_envs|make_|log_|run_|sanitize|publish|with_reaper|kill_when_seen|TORCH_INC)' |
+            sed 's/^/  /'
+        return 0
+    fi
+    setup_envs
+    for c in "$@"; do "$c"; done
+}
+main "$@"; exit $?   # one line: bash has read it before main runs

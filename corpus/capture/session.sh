@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Re-capture the multi-attempt debugging session: installing a small CUDA extension
-# (fused-scale, written below) into a venv that has torch 2.14.1+cu130.
+# (fused-scale, written below) into a venv that has torch 2.14.1+cu130. The steps
+# (attempts are the four fused-scale installs; step 3 only installs a helper):
 #
 #   1. pip install ./fused_scale                        isolated build: no torch there
 #   2. pip install --no-build-isolation ./fused_scale   setup.py needs 'psutil'
@@ -21,7 +22,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 VENV=$WORK/venv
 PKG=$WORK/pkgs/fused_scale
-BUDGET_MB=${BUDGET_MB:-1400}
+BUDGET_MB=${BUDGET_MB:-4000}
 SLUG=session-fused-scale-isolation-packaging-oom-max-jobs
 LOG=$RAW/$SLUG.log
 
@@ -142,7 +143,7 @@ run_seq "$LOG" \
     "pip install psutil" \
     "MAX_JOBS=8 pip install --no-build-isolation ./pkgs/fused_scale" \
     "MAX_JOBS=1 pip install --no-build-isolation ./pkgs/fused_scale" \
-    "python -c \"import fused_scale, torch; print('fused_scale imported with torch', torch.__version__)\""
+    "python -c \"import torch, fused_scale; print('fused_scale imported with torch', torch.__version__)\""
 
 kill "$REAPER" 2>/dev/null
 publish "$LOG" "$SLUG"
