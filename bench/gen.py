@@ -154,7 +154,7 @@ def gxx_warning(rng: random.Random) -> str:
         message = ("'at::DeprecatedTypeProperties& at::Tensor::type() const' is deprecated: Tensor.type() is deprecated. "
                    "Instead use Tensor.options(), which in many cases (e.g. in a constructor) is a drop-in replacement. "
                    "[-Wdeprecated-declarations]")  # fmt: skip
-        excerpt = f"    AT_DISPATCH_FLOATING_TYPES({variable}.type(), \"{src}\", [&] {{"
+        excerpt = f'    AT_DISPATCH_FLOATING_TYPES({variable}.type(), "{src}", [&] {{'
     return (
         f"In file included from {SITE}/torch/include/ATen/Tensor.h:3,\n"
         f"                 from {TMP}/csrc/flash_attn/{src}.cpp:5:\n"
@@ -379,7 +379,7 @@ def generate(path: Path, size: int, seed: int = 1, causes: int = 4) -> Truth:
         out = Writer(raw)
         out.write(PREAMBLE.format(site=SITE, build=BUILD))
         noise = _noise_stream(rng)
-        pending = list(zip(spots, examples))
+        pending = list(zip(spots, examples, strict=True))
         first = rng.sample(sorted(set(STYLES)), len(set(STYLES)))  # every style early, even in a small log
         while out.bytes < fill:
             style = first.pop() if first else rng.choice(STYLES)

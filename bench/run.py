@@ -121,7 +121,9 @@ def write_patterns(folder: Path) -> tuple[Path, int, int]:
 
 
 def _grep_accepts(pattern: str) -> bool:
-    probe = subprocess.run(["grep", "-E", "-c", "-e", pattern, os.devnull], capture_output=True, env=grep_env(), check=False)
+    probe = subprocess.run(
+        ["grep", "-E", "-c", "-e", pattern, os.devnull], capture_output=True, env=grep_env(), check=False
+    )
     return probe.returncode != 2
 
 
@@ -153,14 +155,21 @@ def found_causes(sample: Sample) -> set[str]:
 
 def size_table(name: str, series: dict[str, Series], truth: gen.Truth | None) -> list[str]:
     grep, wc = series["grep -E -c"].median, series["wc -l"].median
-    rows = [f"### {name}", "", "| command | median s | × grep | × wc | peak RSS MB | check |", "|---|---:|---:|---:|---:|---|"]
+    rows = [
+        f"### {name}",
+        "",
+        "| command | median s | × grep | × wc | peak RSS MB | check |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
     for label, s in series.items():
         check = ""
         if label.startswith("explain"):
             bad = [x for x in s.samples if x.rc != 0]
             missing = sorted(set(truth.causes) - found_causes(s.samples[0])) if truth else []
             check = f"exit {bad[0].rc}" if bad else ("missed " + ", ".join(missing) if missing else "all causes found")
-        rows.append(f"| {label} | {s.median:.2f} | {s.median / grep:.2f} | {s.median / wc:.1f} | {s.peak_mb:.0f} | {check} |")
+        rows.append(
+            f"| {label} | {s.median:.2f} | {s.median / grep:.2f} | {s.median / wc:.1f} | {s.peak_mb:.0f} | {check} |"
+        )
     return rows + [""]
 
 
@@ -174,7 +183,11 @@ def bench_sizes(folder: Path, sizes: Sequence[str], engines: Sequence[str], repe
         _warm(log)
         print(f"timing {text} ({repeat} rounds) ...", file=sys.stderr)
         series = measure(commands(log, patterns, engines), repeat)
-        lines += size_table(f"{text} ({truth.bytes / 1e6:.0f} MB, {truth.lines} lines, buried: {', '.join(truth.causes)})", series, truth)
+        lines += size_table(
+            f"{text} ({truth.bytes / 1e6:.0f} MB, {truth.lines} lines, buried: {', '.join(truth.causes)})",
+            series,
+            truth,
+        )
     return lines
 
 
@@ -182,12 +195,22 @@ def bench_startup(folder: Path, engines: Sequence[str], repeat: int) -> list[str
     """A 1 MB log against the import floor of any CLI on the same libraries."""
     log = folder / "build-1M.log"
     truth = gen.ensure(log, gen.parse_size("1M"))
-    cmds: dict[str, tuple[list[str], dict[str, str] | None]] = {"floor: python -c '" + FLOOR + "'": ([sys.executable, "-c", FLOOR], None)}
+    cmds: dict[str, tuple[list[str], dict[str, str] | None]] = {
+        "floor: python -c '" + FLOOR + "'": ([sys.executable, "-c", FLOOR], None)
+    }
     for engine in engines:
-        cmds[f"explain 1 MB ({engine})"] = ([*buildlog_argv(), "explain", "--format", "json", str(log)], engine_env(engine))
+        cmds[f"explain 1 MB ({engine})"] = (
+            [*buildlog_argv(), "explain", "--format", "json", str(log)],
+            engine_env(engine),
+        )
     series = measure(cmds, max(repeat, 5))
     floor = next(iter(series.values())).median
-    rows = ["### Start-up: 1 MB log", "", "| command | median s | × floor | peak RSS MB | check |", "|---|---:|---:|---:|---|"]
+    rows = [
+        "### Start-up: 1 MB log",
+        "",
+        "| command | median s | × floor | peak RSS MB | check |",
+        "|---|---:|---:|---:|---|",
+    ]
     for label, s in series.items():
         check = ""
         if label.startswith("explain"):
@@ -206,7 +229,12 @@ def bench_odd_inputs(folder: Path, engines: Sequence[str], repeat: int, patterns
         gen.one_long_line(long_line, size)
     if not nul.exists() or nul.stat().st_size != size:
         gen.nul_file(nul, size)
-    rows = ["### Odd inputs, 50 MB each", "", "| input | command | median s | × grep | peak RSS MB | check |", "|---|---|---:|---:|---:|---|"]
+    rows = [
+        "### Odd inputs, 50 MB each",
+        "",
+        "| input | command | median s | × grep | peak RSS MB | check |",
+        "|---|---|---:|---:|---:|---|",
+    ]
     for log in (normal, long_line, nul):
         _warm(log)
         series = measure(commands(log, patterns, engines), repeat)
@@ -216,7 +244,9 @@ def bench_odd_inputs(folder: Path, engines: Sequence[str], repeat: int, patterns
             if label.startswith("explain"):
                 bad = [x for x in s.samples if x.rc != 0 or b"Traceback" in x.stderr]
                 check = f"exit {bad[0].rc}: {bad[0].stderr[-200:]!r}" if bad else "ok"
-            rows.append(f"| {log.name} | {label} | {s.median:.2f} | {s.median / grep:.2f} | {s.peak_mb:.0f} | {check} |")
+            rows.append(
+                f"| {log.name} | {label} | {s.median:.2f} | {s.median / grep:.2f} | {s.peak_mb:.0f} | {check} |"
+            )
     return rows + [""]
 
 
@@ -228,7 +258,9 @@ def _warm(path: Path) -> None:
 
 
 def scratch_dir(explicit: str | None) -> Path:
-    folder = Path(explicit or os.environ.get("BUILDLOG_BENCH_DIR") or Path(tempfile.gettempdir()) / "buildlog-bench").resolve()
+    folder = Path(
+        explicit or os.environ.get("BUILDLOG_BENCH_DIR") or Path(tempfile.gettempdir()) / "buildlog-bench"
+    ).resolve()
     if folder == REPO or REPO in folder.parents:
         raise SystemExit(f"bench: {folder} is inside the repository; pick a scratch directory")
     folder.mkdir(parents=True, exist_ok=True)
@@ -253,8 +285,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10M,100M", help="comma-separated sizes, e.g. 10M,100M,1G")
     parser.add_argument("--repeat", type=int, default=3, help="rounds per size (medians are reported)")
-    parser.add_argument("--engines", default=None, help="comma-separated scan engines (default: hyperscan if installed, and stdlib)")
-    parser.add_argument("--dir", default=None, help="scratch directory (default $BUILDLOG_BENCH_DIR or /tmp/buildlog-bench)")
+    parser.add_argument(
+        "--engines", default=None, help="comma-separated scan engines (default: hyperscan if installed, and stdlib)"
+    )
+    parser.add_argument(
+        "--dir", default=None, help="scratch directory (default $BUILDLOG_BENCH_DIR or /tmp/buildlog-bench)"
+    )
     parser.add_argument("--no-startup", action="store_true", help="skip the 1 MB start-up comparison")
     parser.add_argument("--no-odd", action="store_true", help="skip the long-line and NUL-byte inputs")
     parser.add_argument("--markdown", default=None, help="also write the tables to this file")
@@ -262,7 +298,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from buildlog.scan_engine import hyperscan_available
 
-    engines = args.engines.split(",") if args.engines else (["hyperscan", "stdlib"] if hyperscan_available() else ["stdlib"])
+    engines = (
+        args.engines.split(",") if args.engines else (["hyperscan", "stdlib"] if hyperscan_available() else ["stdlib"])
+    )
     if not shutil.which("grep") or not shutil.which("wc"):
         raise SystemExit("bench: grep and wc are needed")
     folder = scratch_dir(args.dir)

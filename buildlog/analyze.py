@@ -14,8 +14,8 @@ from buildlog.diagnose.engine import Diagnoser, Finding, outcome_of
 from buildlog.diagnose.rules import load_rules
 from buildlog.facts import Observation, fact_patterns, fold, observe
 from buildlog.ingest.clean import clean_line
-from buildlog.ingest.redact import redact
 from buildlog.ingest.reader import Source, iter_chunks
+from buildlog.ingest.redact import redact
 from buildlog.models import Facts, Report
 from buildlog.parse.events import GRAMMAR_ANCHORS, Event, parse_line
 from buildlog.report import Inputs, build_report

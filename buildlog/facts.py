@@ -14,11 +14,11 @@ from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from buildlog.cache import validated, write_cache
 from buildlog.errors import BuildlogError
-from buildlog.models import FactValue, Facts
+from buildlog.models import Facts, FactValue
 from buildlog.parse.events import Event
 from buildlog.parse.window import search
-from buildlog.cache import validated, write_cache
 from buildlog.resources import knowledge_text, tomllib
 
 SCALAR_FACTS = (
@@ -28,7 +28,13 @@ SCALAR_FACTS = (
 LIST_FACTS = ("gpus", "gpu_cc", "gencode")
 ENV_FACTS = {"CUDA_HOME": "cuda_home", "CUDA_PATH": "cuda_home", "MAX_JOBS": "max_jobs",
              "TORCH_CUDA_ARCH_LIST": "arch_list", "NVCC_THREADS": "nvcc_threads"}  # fmt: skip
-_GROUP_ALIASES = {"gpu": "gpus", "win_home": "cuda_home", "win_nvcc": "nvcc", "gencode_2": "gencode", "torch_cuda_2": "torch_cuda"}
+_GROUP_ALIASES = {
+    "gpu": "gpus",
+    "win_home": "cuda_home",
+    "win_nvcc": "nvcc",
+    "gencode_2": "gencode",
+    "torch_cuda_2": "torch_cuda",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +108,9 @@ def observe(events: Iterable[Event]) -> Iterator[Observation]:
 
 def _from_groups(groups: dict[str, str], lines: dict[str, int], default: int) -> Iterator[Observation]:
     if "package" in groups and "version" in groups:
-        yield Observation(f"package:{groups['package'].replace('_', '-')}", groups["version"], lines.get("version", default))
+        yield Observation(
+            f"package:{groups['package'].replace('_', '-')}", groups["version"], lines.get("version", default)
+        )
     if "ram_kb" in groups:
         yield Observation("ram_gb", str(round(int(groups["ram_kb"]) / 1024 / 1024)), lines.get("ram_kb", default))
     for key, value in groups.items():
@@ -198,7 +206,9 @@ def _from_command(event: Event) -> Iterator[Observation]:
 
 # Facts about the machine that a later line may state for an earlier attempt too, as long as
 # nothing in between changed them (a torch version printed after a failed build still describes it).
-STABLE_FACTS = frozenset({"torch", "torch_cuda", "driver", "driver_cuda", "gpus", "gpu_cc", "ram_gb", "cores", "os", "gcc", "python"})
+STABLE_FACTS = frozenset(
+    {"torch", "torch_cuda", "driver", "driver_cuda", "gpus", "gpu_cc", "ram_gb", "cores", "os", "gcc", "python"}
+)
 
 
 def fold(observations: Sequence[Observation], until: int | None = None, since: int = 0) -> Facts:

@@ -11,13 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 
-from buildlog.diagnose.engine import Finding, outcome_of
 from buildlog.diagnose.checks import run_checks
+from buildlog.diagnose.engine import Finding, outcome_of
 from buildlog.diagnose.fixes import template_values
-from buildlog.diagnose.template import fill
 from buildlog.diagnose.incidents import Occurrence, build_incidents
-from buildlog.diagnose.rules import cause_ids
-from buildlog.diagnose.rules import load_rules
+from buildlog.diagnose.rules import cause_ids, load_rules
+from buildlog.diagnose.template import fill
 from buildlog.learn.features import failure_lines
 from buildlog.models import Attempt, Evidence, Facts, Incident, Outcome, Report, RootCause, Status
 from buildlog.parse.events import Event
@@ -139,8 +138,12 @@ def _root_causes(
         values = template_values(best.hit.groups, data.facts_for(best.attempt), span)
         roots.append(
             RootCause(
-                id=incident.cause, title=titles[incident.cause], confidence=max(f.rule.confidence for f in mine),
-                evidence=_evidence(mine), fix=fill(best.rule.fix, values), rule=best.rule.id,
+                id=incident.cause,
+                title=titles[incident.cause],
+                confidence=max(f.rule.confidence for f in mine),
+                evidence=_evidence(mine),
+                fix=fill(best.rule.fix, values),
+                rule=best.rule.id,
                 attempts=incident.attempts,
             )  # fmt: skip
         )
@@ -159,7 +162,7 @@ def _priority(root: RootCause, causal: Sequence[Finding]) -> int:
 def _evidence(findings: Sequence[Finding]) -> list[Evidence]:
     seen: dict[int, str] = {}
     for f in sorted(findings, key=lambda f: (-f.rule.priority, f.line)):
-        for line, text in zip(f.hit.lines, f.hit.texts):
+        for line, text in zip(f.hit.lines, f.hit.texts, strict=True):
             seen.setdefault(line, text)
         for event in f.support:
             seen.setdefault(event.line, event.text)
@@ -260,7 +263,9 @@ def _missing(data: Inputs, status: Status, roots: Sequence[RootCause]) -> str:
     )
 
 
-def _headline(status: Status, roots: Sequence[RootCause], incidents: Sequence[Incident], attempts: Sequence[Attempt]) -> str:
+def _headline(
+    status: Status, roots: Sequence[RootCause], incidents: Sequence[Incident], attempts: Sequence[Attempt]
+) -> str:
     if status == "empty":
         return "The log is empty: there is nothing to explain."
     if status == "success":

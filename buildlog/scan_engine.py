@@ -79,11 +79,11 @@ NOISE_TEXT = (
     "[13/85] c++ -MMD -MF x.o.d -pthread -B /opt/conda/compiler_compat -Wno-unused-result -Wsign-compare -DNDEBUG -fwrapv "
     "-O2 -Wall -fPIC -isystem /opt/conda/include -Werror -Werror=return-type -Wno-error=deprecated-declarations\n"
     "/usr/local/lib/python3.11/site-packages/torch/include/c10/util/irange.h(54): warning #186-D: pointless comparison "
-    "of unsigned integer with zero\n          detected during:\n            instantiation of \"void "
-    "flash::compute_attn_1rowblock<Kernel_traits,Is_dropout,Is_causal>(const Params &, int, int, int)\" [with "
+    'of unsigned integer with zero\n          detected during:\n            instantiation of "void '
+    'flash::compute_attn_1rowblock<Kernel_traits,Is_dropout,Is_causal>(const Params &, int, int, int)" [with '
     "Kernel_traits=Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, Is_dropout=true, "
     "Is_causal=false] at line 37 of /tmp/pip-install-k2x8/flash-attn_5f1c/csrc/flash_attn/src/flash_fwd_kernel.h\n"
-    "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n"
+    'Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"\n'
     "In file included from /usr/local/lib/python3.11/site-packages/torch/include/ATen/Tensor.h:3,\n"
     "                 from /tmp/pip-install-k2x8/flash-attn_5f1c/csrc/flash_attn/flash_api.cpp:5:\n"
     "/tmp/x/flash_api.cpp: In function 'void mha_fwd(at::Tensor&)':\n"
@@ -100,6 +100,7 @@ NOISE_TEXT = (
 @cache
 def noise_sample() -> bytes:
     return NOISE_TEXT.encode("utf-8")
+
 
 MIN_TRIGGER = 4
 MAX_TRIGGER = 12
@@ -248,7 +249,9 @@ class HyperscanEngine:
         live = frozenset(i for i in self._volatile if i not in skip)
         if live not in self._live:
             everything = len(live) == len(self._volatile)  # the set every run starts with: worth keeping
-            self._live[live] = _hyperscan_database(self._hs, self.anchors, sorted(live), cache=everything) if live else None
+            self._live[live] = (
+                _hyperscan_database(self._hs, self.anchors, sorted(live), cache=everything) if live else None
+            )
         return self._live[live]
 
 
@@ -323,5 +326,3 @@ def _cached_plan(anchors: tuple[Anchor, ...]) -> tuple[Trigger, ...]:
     plan = plan_triggers(anchors)
     write_cache(path, json.dumps([[t.text.hex(), t.members] for t in plan]).encode("utf-8"))
     return plan
-
-

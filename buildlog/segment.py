@@ -20,7 +20,21 @@ from buildlog.resources import load_toml
 STAGES = ("start", "resolve", "build-deps", "metadata", "setup", "configure", "compile", "link", "install", "run")
 RANK = {name: i for i, name in enumerate(STAGES)}
 
-_INFO_ARGS = {"--version", "-V", "-v", "list", "show", "freeze", "--help", "-h", "config", "cache", "inspect", "check", "venv"}
+_INFO_ARGS = {
+    "--version",
+    "-V",
+    "-v",
+    "list",
+    "show",
+    "freeze",
+    "--help",
+    "-h",
+    "config",
+    "cache",
+    "inspect",
+    "check",
+    "venv",
+}
 _PY = re.compile(r"^(?:\S*/)?python(?:\d(?:\.\d+)?)?(?:\.exe)?$")
 _PIP = re.compile(r"^(?:\S*/)?pip(?:\d(?:\.\d+)?)?(?:\.exe)?$")
 _BUILD_TOOLS = re.compile(r"^(?:\S*/)?(?:nvcc|cmake|make|ninja|torchrun|accelerate|deepspeed)$")
@@ -40,8 +54,7 @@ class StageMarker:
 def stage_markers() -> tuple[StageMarker, ...]:
     records = load_toml("stages.toml")["stage"]
     return tuple(
-        StageMarker(r["stage"], tuple(r["anchors"]), re.compile(r["pattern"]), int(r.get("budget", 0)))
-        for r in records
+        StageMarker(r["stage"], tuple(r["anchors"]), re.compile(r["pattern"]), int(r.get("budget", 0))) for r in records
     )
 
 
@@ -147,10 +160,18 @@ def targets_of(command: str) -> frozenset[str]:
 def _targets_of_simple(words: list[str]) -> set[str]:
     found: set[str] = set()
     for i, word in enumerate(words):
-        if word.endswith("setup.py") or word in (".", "./") or (word == "-e" and i + 1 < len(words) and words[i + 1] in (".", "./")):
+        if (
+            word.endswith("setup.py")
+            or word in (".", "./")
+            or (word == "-e" and i + 1 < len(words) and words[i + 1] in (".", "./"))
+        ):
             found.add(".")
     verb = next(
-        (i for i, w in enumerate(words) if w in ("install", "add") or (w == "wheel" and i and words[i - 1].endswith("pip"))),
+        (
+            i
+            for i, w in enumerate(words)
+            if w in ("install", "add") or (w == "wheel" and i and words[i - 1].endswith("pip"))
+        ),
         None,
     )
     if verb is None:
@@ -269,7 +290,9 @@ class Segmenter:
 
 def _pip_final(event: Event) -> bool:
     rest = event.fields.get("rest", "")
-    return event.kind == "pip_success" or rest.startswith(("Failed building wheel", "Could not build wheels", "Failed to build"))
+    return event.kind == "pip_success" or rest.startswith(
+        ("Failed building wheel", "Could not build wheels", "Failed to build")
+    )
 
 
 def _implied_command(event: Event) -> str:
@@ -317,11 +340,13 @@ def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[lis
     attempts: list[Span] = []
     mapping: dict[int, int] = {}
     pending: list[Span] = []
-    for step, is_attempt in zip(steps, keep):
+    for step, is_attempt in zip(steps, keep, strict=True):
         if not is_attempt:
             pending.append(step)
             continue
-        merged = replace(step, number=len(attempts) + 1, stages=dict(step.stages), prepared=[p.command for p in pending if p.command])
+        merged = replace(
+            step, number=len(attempts) + 1, stages=dict(step.stages), prepared=[p.command for p in pending if p.command]
+        )
         for p in pending:
             mapping[p.number] = merged.number
         if attempts and pending:

@@ -107,6 +107,8 @@ def test_grep_accepts_the_rule_patterns_and_they_match_the_examples():
         for example in rule.examples.fire:
             if "\n" in example or rule.multiline:
                 continue
-            proc = subprocess.run(["grep", "-E", "-c", "-e", ere], input=example.encode(), capture_output=True, check=False)
+            proc = subprocess.run(
+                ["grep", "-E", "-c", "-e", ere], input=example.encode(), capture_output=True, check=False
+            )
             assert proc.returncode == 0, (rule.id, ere, example, proc.stderr)
     assert patterns

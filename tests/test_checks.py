@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from buildlog.diagnose.checks import CHECKS, Target, run_checks, targets
-from buildlog.models import FactValue, Facts
+from buildlog.models import Facts, FactValue
 from buildlog.segment import Span
 
 
@@ -24,7 +24,11 @@ def ids(facts: Facts, sp: Span | None = None, diagnosed: set[str] | None = None)
 
 
 CASES = [
-    ("cuda_major_mismatch", Facts(nvcc=fv("13.1"), torch_cuda=fv("12.8")), Facts(nvcc=fv("12.4"), torch_cuda=fv("12.8"))),
+    (
+        "cuda_major_mismatch",
+        Facts(nvcc=fv("13.1"), torch_cuda=fv("12.8")),
+        Facts(nvcc=fv("12.4"), torch_cuda=fv("12.8")),
+    ),
     (
         "arch_list_misses_gpu",
         Facts(arch_list=fv("10.0"), gpus=[fv("NVIDIA RTX PRO 6000 Blackwell Workstation Edition")]),
@@ -36,10 +40,21 @@ CASES = [
         Facts(nvcc=fv("13.0"), arch_list=fv("8.0;9.0")),
     ),
     ("host_compiler_unsupported", Facts(nvcc=fv("11.8"), gcc=fv("13.2.0")), Facts(nvcc=fv("12.8"), gcc=fv("13.2.0"))),
-    ("driver_too_old_for_cuda", Facts(driver_cuda=fv("11.8"), torch_cuda=fv("12.8")), Facts(driver_cuda=fv("13.0"), torch_cuda=fv("12.8"))),
-    ("driver_minor_compat", Facts(driver_cuda=fv("12.2"), torch_cuda=fv("12.8")), Facts(driver_cuda=fv("12.8"), torch_cuda=fv("12.8"))),
-    ("jobs_exceed_ram", Facts(ram_gb=fv("432"), cores=fv("128"), packages={"flash-attn": fv("2.8.3")}),
-     Facts(ram_gb=fv("432"), max_jobs=fv("20"), packages={"flash-attn": fv("2.8.3")})),
+    (
+        "driver_too_old_for_cuda",
+        Facts(driver_cuda=fv("11.8"), torch_cuda=fv("12.8")),
+        Facts(driver_cuda=fv("13.0"), torch_cuda=fv("12.8")),
+    ),
+    (
+        "driver_minor_compat",
+        Facts(driver_cuda=fv("12.2"), torch_cuda=fv("12.8")),
+        Facts(driver_cuda=fv("12.8"), torch_cuda=fv("12.8")),
+    ),
+    (
+        "jobs_exceed_ram",
+        Facts(ram_gb=fv("432"), cores=fv("128"), packages={"flash-attn": fv("2.8.3")}),
+        Facts(ram_gb=fv("432"), max_jobs=fv("20"), packages={"flash-attn": fv("2.8.3")}),
+    ),
 ]
 
 
@@ -96,5 +111,7 @@ def test_binary_compatibility(flag, gpu, runs):
 
 def test_arch_list_with_ptx():
     assert targets(Facts(arch_list=fv("8.0;9.0+PTX"))) == [
-        Target((8, 0), False, False), Target((9, 0), False, False), Target((9, 0), True, False)
+        Target((8, 0), False, False),
+        Target((9, 0), False, False),
+        Target((9, 0), True, False),
     ]

@@ -107,5 +107,7 @@ def test_real_process_module_entry_point(tmp_path):
     log.write_text(MISMATCH)
     proc = subprocess.run([sys.executable, "-m", "buildlog", "explain", str(log)], capture_output=True, text=True)
     assert proc.returncode == 0 and "cuda_version_mismatch" in proc.stdout
-    missing = subprocess.run([sys.executable, "-m", "buildlog", "explain", str(tmp_path / "no.log")], capture_output=True, text=True)
+    missing = subprocess.run(
+        [sys.executable, "-m", "buildlog", "explain", str(tmp_path / "no.log")], capture_output=True, text=True
+    )
     assert missing.returncode == 2 and missing.stderr.startswith("buildlog:") and "Traceback" not in missing.stderr

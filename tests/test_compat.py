@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from buildlog.compat import (
-    cc_from_sm, cc_key, cuda_release, cuda_releases, driver_cuda_for, gpu_for, gpus, torch_build_for, torch_release,
+    cc_from_sm,
+    cc_key,
+    cuda_release,
+    cuda_releases,
+    driver_cuda_for,
+    gpu_for,
+    gpus,
+    torch_build_for,
+    torch_release,
 )  # fmt: skip
 
 
@@ -49,7 +57,12 @@ def test_every_row_has_a_source():
 
 @pytest.mark.parametrize(
     "cuda, sm_min, sm_max, gcc_max",
-    [("11.8", "3.5", "9.0", "11"), ("12.0", "5.0", "9.0", "12"), ("12.8", "5.0", "12.0", "14"), ("13.0", "7.5", "12.1", "15")],
+    [
+        ("11.8", "3.5", "9.0", "11"),
+        ("12.0", "5.0", "9.0", "12"),
+        ("12.8", "5.0", "12.0", "14"),
+        ("13.0", "7.5", "12.1", "15"),
+    ],
 )
 def test_cuda_release_rows(cuda, sm_min, sm_max, gcc_max):
     row = cuda_release(cuda)

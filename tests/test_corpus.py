@@ -35,7 +35,9 @@ def fired_by_rule():
 
 
 def test_every_cause_rule_fires_on_two_corpus_logs(fired_by_rule):
-    weak = {r.id: sorted(fired_by_rule[r.id]) for r in load_rules() if r.role == "cause" and len(fired_by_rule[r.id]) < 2}
+    weak = {
+        r.id: sorted(fired_by_rule[r.id]) for r in load_rules() if r.role == "cause" and len(fired_by_rule[r.id]) < 2
+    }
     assert not weak, f"cause rules proven by fewer than two corpus logs: {weak}"
 
 
@@ -57,7 +59,14 @@ def test_sidecars_name_known_causes():
         assert set(case.sidecar.causes) <= known, f"{case.slug}: unknown cause ids {case.sidecar.causes}"
 
 
-REGISTRY_HOSTS = ("pypi.org", "pythonhosted.org", "download.pytorch.org", "pypi.nvidia.com", "pypi.ngc.nvidia.com", "deb.debian.org")
+REGISTRY_HOSTS = (
+    "pypi.org",
+    "pythonhosted.org",
+    "download.pytorch.org",
+    "pypi.nvidia.com",
+    "pypi.ngc.nvidia.com",
+    "deb.debian.org",
+)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.slug for c in CASES])

@@ -16,7 +16,11 @@ CASES = [
     ('File "/v/torch/utils/cpp_extension.py", line 2356, in _join_cuda_home', "frame", {"function": "_join_cuda_home"}),
     ("ModuleNotFoundError: No module named 'torch'", "exception", {"exc_name": "ModuleNotFoundError"}),
     ("KeyboardInterrupt", "exception", {"exc_name": "KeyboardInterrupt"}),
-    ("/v/cpp_extension.py:414: UserWarning: There are no g++ version bounds", "py_warning", {"exc_name": "UserWarning"}),
+    (
+        "/v/cpp_extension.py:414: UserWarning: There are no g++ version bounds",
+        "py_warning",
+        {"exc_name": "UserWarning"},
+    ),
     ("[3/49] /usr/local/cuda/bin/nvcc -c x.cu", "ninja_progress", {"int": "3", "int_2": "49"}),
     ("FAILED: build/x.o", "ninja_failed", {"rest": "build/x.o"}),
     ("ninja: build stopped: subcommand failed.", "ninja_message", {"ninja_kind": "build stopped"}),
@@ -25,8 +29,16 @@ CASES = [
     ("Successfully installed flash-attn-2.8.3", "pip_success", {"rest": "flash-attn-2.8.3"}),
     ("× Failed to build `flash-attn==2.8.3`", "pip_block", {}),
     ("Cuda compilation tools, release 12.8, V12.8.93", "banner_nvcc_release", {"version": "12.8"}),
-    ("| NVIDIA-SMI 570.86.15   Driver Version: 570.86.15   CUDA Version: 12.8 |", "banner_smi_header", {"cuda_version": "12.8"}),
-    ("| NVIDIA-SMI 610.43.02   KMD Version: 610.43.02   CUDA UMD Version: 13.3 |", "banner_smi_header", {"version_2": "610.43.02", "cuda_version": "13.3"}),
+    (
+        "| NVIDIA-SMI 570.86.15   Driver Version: 570.86.15   CUDA Version: 12.8 |",
+        "banner_smi_header",
+        {"cuda_version": "12.8"},
+    ),
+    (
+        "| NVIDIA-SMI 610.43.02   KMD Version: 610.43.02   CUDA UMD Version: 13.3 |",
+        "banner_smi_header",
+        {"version_2": "610.43.02", "cuda_version": "13.3"},
+    ),
     ("torch.__version__  = 2.9.1+cu128", "banner_torch_version", {"version": "2.9.1+cu128"}),
     ("gcc (Ubuntu 13.2.0-23ubuntu4) 13.2.0", "banner_compiler_version", {"version": "13.2.0"}),
     ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)", "banner_gpu_listing", {"gpu_name": "NVIDIA H100 80GB HBM3"}),
@@ -49,7 +61,12 @@ def test_unparsable_line_is_text():
     "line, prompt, env, argv0",
     [
         ("(ml-env) user@gpu:~/src$ MAX_JOBS=8 pip install flash-attn", "user_prompt", {"MAX_JOBS": "8"}, "pip"),
-        ("root@4f2a:/workspace# export CUDA_HOME=/usr/local/cuda-12.8", "user_prompt", {"CUDA_HOME": "/usr/local/cuda-12.8"}, "export"),
+        (
+            "root@4f2a:/workspace# export CUDA_HOME=/usr/local/cuda-12.8",
+            "user_prompt",
+            {"CUDA_HOME": "/usr/local/cuda-12.8"},
+            "export",
+        ),
         ("$ uv pip install flash-attn", "bare_prompt", {}, "uv"),
         ("+ python setup.py bdist_wheel", "xtrace", {}, "python"),
         ("##[group]Run pip install -v .", "ci_step", {}, "pip"),
@@ -70,6 +87,8 @@ def test_chained_command_keeps_each_part():
     assert event.commands[2].env == {"MAX_JOBS": "4"}
 
 
-@pytest.mark.parametrize("line", ["nvcc fatal   : Unknown option '-x'", "pip is looking at multiple versions", "  pip install x"])
+@pytest.mark.parametrize(
+    "line", ["nvcc fatal   : Unknown option '-x'", "pip is looking at multiple versions", "  pip install x"]
+)
 def test_lines_that_merely_start_like_commands_are_not_commands(line):
     assert parse_line(1, line).kind != "command"

@@ -23,7 +23,10 @@ from buildlog.ingest.reader import iter_chunks, open_source
         (b"[12:34:56] FAILED: build/x.o", "FAILED: build/x.o"),
         (b"12:34:56  FAILED: build/x.o", "FAILED: build/x.o"),
         (b"[rank0]: RuntimeError: CUDA error", "RuntimeError: CUDA error"),
-        (b"> > nvcc fatal   : Unsupported gpu architecture 'compute_35'", "nvcc fatal   : Unsupported gpu architecture 'compute_35'"),
+        (
+            b"> > nvcc fatal   : Unsupported gpu architecture 'compute_35'",
+            "nvcc fatal   : Unsupported gpu architecture 'compute_35'",
+        ),
         (b"  \xe2\x94\x82 exit code: 1", "exit code: 1"),
         (b"caf\xe9 \xff\x00 ok", "caf\ufffd \ufffd ok"),
         (b"[2024-01-01T00:00:00.000Z] + pip install .", "+ pip install ."),

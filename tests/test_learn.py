@@ -24,7 +24,7 @@ DOCS = [
 
 
 def test_mask_hides_volatile_text():
-    line = "File \"/tmp/pip-build-env-k2j3h4/overlay/lib/python3.11/site-packages/setuptools/build_meta.py\", line 317"
+    line = 'File "/tmp/pip-build-env-k2j3h4/overlay/lib/python3.11/site-packages/setuptools/build_meta.py", line 317'
     assert mask(line) == 'File " build_meta.py ", line 0'
     assert fingerprint(["/tmp/a1/x.py:12 boom"]) == fingerprint(["/tmp/b2/x.py:99 boom"])
     assert fingerprint(["x"], "disk_full") != fingerprint(["x"], "compiler_oom")
@@ -47,7 +47,9 @@ def test_exported_model_scores_like_scikit_learn():
     pytest.importorskip("sklearn")
     from buildlog.training import Sample, fit
 
-    samples = [Sample(str(i), (d,), label) for i, (d, label) in enumerate(zip(DOCS * 3, ["a", "b", "c", "d"] * 3))]
+    samples = [
+        Sample(str(i), (d,), label) for i, (d, label) in enumerate(zip(DOCS * 3, ["a", "b", "c", "d"] * 3, strict=True))
+    ]
     model = model_from_dict(fit(samples, "test"))
     assert model.predict([DOCS[2]]).cause == "c"
     assert model.predict(["completely unrelated words nobody wrote"]) is None
@@ -64,16 +66,18 @@ def test_bundled_model_was_trained_on_this_corpus():
 
     model = bundled_model()
     assert model is not None, "no bundled model: run `buildlog train corpus/cases`"
-    assert model.corpus_hash == corpus_hash(list(iter_cases(CORPUS))), "corpus changed: run `buildlog train corpus/cases`"
+    assert model.corpus_hash == corpus_hash(list(iter_cases(CORPUS))), (
+        "corpus changed: run `buildlog train corpus/cases`"
+    )
 
 
 def test_explaining_a_log_does_not_import_scikit_learn(tmp_path):
     log = tmp_path / "b.log"
     log.write_text("$ pip install flash-attn\nnvcc error   : 'cicc' died due to signal 9 (Kill signal)\n")
     code = (
-        "import sys; from buildlog.cli import main; sys.argv=['buildlog','explain',%r,'-f','json'];\n"
+        f"import sys; from buildlog.cli import main; sys.argv=['buildlog','explain',{str(log)!r},'-f','json'];\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('sklearn'))), file=sys.stderr)"
-    ) % str(log)
+    )
     proc = subprocess.run([sys.executable, "-c", "import json\n" + code], capture_output=True, text=True, check=True)
     assert json.loads(proc.stderr.strip().splitlines()[-1]) == []

@@ -49,7 +49,9 @@ def test_github_step_header_is_one_attempt_with_its_env():
 
 
 def test_repeated_pip_runs_without_prompts_are_attempts():
-    r = report(f"Collecting flash-attn\n{ISOLATION}ERROR: Failed building wheel for flash-attn\nCollecting flash-attn\n{SUCCESS}")
+    r = report(
+        f"Collecting flash-attn\n{ISOLATION}ERROR: Failed building wheel for flash-attn\nCollecting flash-attn\n{SUCCESS}"
+    )
     assert [a.outcome for a in r.attempts] == ["failure", "success"]
 
 
@@ -65,7 +67,9 @@ def test_helper_installs_fold_into_the_next_attempt():
 
 
 def test_inline_variables_hold_for_their_command_only():
-    r = report(f"$ MAX_JOBS=8 pip install flash-attn --no-build-isolation\n{OOM}$ pip install flash-attn --no-build-isolation\n{OOM}")
+    r = report(
+        f"$ MAX_JOBS=8 pip install flash-attn --no-build-isolation\n{OOM}$ pip install flash-attn --no-build-isolation\n{OOM}"
+    )
     assert r.attempts[0].env == {"MAX_JOBS": "8"} and r.attempts[1].env == {}
 
 

@@ -157,7 +157,9 @@ def test_explain_shows_seen_before_and_not_itself_as_similar(runner, store):
     assert "Seen before" in text and "the same failure, seen 2 times" in text.replace(" · ", ", ")
     md = ok(runner.invoke(main, ["explain", str(PSUTIL), "-f", "markdown", *s]))
     assert "### Seen before" in md and "fixed by: pip install psutil" in md
-    listed = json.loads(ok(runner.invoke(main, ["similar", str(PSUTIL), "-f", "json", "--limit", "5", "--min-score", "0", *s])))
+    listed = json.loads(
+        ok(runner.invoke(main, ["similar", str(PSUTIL), "-f", "json", "--limit", "5", "--min-score", "0", *s]))
+    )
     assert len(listed) == 5 and listed[0]["exact"]
     assert "fixed by: pip install psutil" in ok(runner.invoke(main, ["similar", str(PSUTIL), *s]))
 
@@ -215,7 +217,11 @@ def test_stored_and_exported_logs_carry_no_secret(runner, store, tmp_path, redac
     s = ["--store", str(store)]
     flags = ["--redact-paths"] if redact_paths else []
     ticket = "https://bob:" + SECRETS["url_password"] + "@jira.example/BUILD-1"
-    ok(runner.invoke(main, ["corpus", "add", str(leaky), "--ticket", ticket, "--fix", "HF_TOKEN=" + SECRETS["hf"], *flags, *s]))
+    ok(
+        runner.invoke(
+            main, ["corpus", "add", str(leaky), "--ticket", ticket, "--fix", "HF_TOKEN=" + SECRETS["hf"], *flags, *s]
+        )
+    )
     with Store.open(store) as opened:
         (row,) = opened.incidents()
         _assert_clean(opened.log_text(row), redact_paths)

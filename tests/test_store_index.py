@@ -101,7 +101,9 @@ def test_data_dir_per_platform():
     assert data_dir("linux", {"XDG_DATA_HOME": "/x"}, home) == Path("/x/buildlog")
     assert data_dir("linux", {"XDG_DATA_HOME": "relative"}, home) == Path("/h/.local/share/buildlog")
     assert data_dir("darwin", {}, home) == Path("/h/Library/Application Support/buildlog")
-    assert data_dir("win32", {"LOCALAPPDATA": "C:/Users/u/AppData/Local"}, home) == Path("C:/Users/u/AppData/Local/buildlog")
+    assert data_dir("win32", {"LOCALAPPDATA": "C:/Users/u/AppData/Local"}, home) == Path(
+        "C:/Users/u/AppData/Local/buildlog"
+    )
     assert data_dir("win32", {}, home) == Path("/h/AppData/Local/buildlog")
 
 

@@ -45,11 +45,13 @@ def friendly(func: F) -> F:
         except Exception as exc:  # a bug in buildlog, not in the input: say so in one line
             if os.environ.get("BUILDLOG_DEBUG"):
                 raise
-            click.echo(f"buildlog: internal error: {type(exc).__name__}: {exc} (BUILDLOG_DEBUG=1 shows the traceback)", err=True)
+            click.echo(
+                f"buildlog: internal error: {type(exc).__name__}: {exc} (BUILDLOG_DEBUG=1 shows the traceback)",
+                err=True,
+            )
             sys.exit(EXIT_INTERNAL)
 
     return wrapper  # type: ignore[return-value]
-
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -71,6 +73,7 @@ def main() -> None:
 
 
 FORMATS = click.Choice(["terminal", "markdown", "json"])
+
 
 def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
     if fmt == "json":

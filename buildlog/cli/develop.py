@@ -6,9 +6,11 @@ import sys
 
 import click
 
-
 from buildlog.cli.base import (
-    EXIT_FAILURES_FOUND, EXIT_OK, friendly, main,
+    EXIT_FAILURES_FOUND,
+    EXIT_OK,
+    friendly,
+    main,
 )  # fmt: skip
 
 
@@ -62,10 +64,10 @@ def train(folder: str, output: str | None) -> None:
     """
     from pathlib import Path
 
-    from buildlog.training import train as fit_corpus
-    from buildlog.training import write_model
     from buildlog.resources import knowledge_file
     from buildlog.store.cases import iter_cases
+    from buildlog.training import train as fit_corpus
+    from buildlog.training import write_model
 
     data = fit_corpus(list(iter_cases(Path(folder))))
     target = Path(output) if output else Path(str(knowledge_file("model.json")))

@@ -6,10 +6,18 @@ import sys
 
 import click
 
-
 from buildlog.cli.base import (
+    EXIT_FAILURES_FOUND,
+    EXIT_OK,
     FORMATS,
-    EXIT_FAILURES_FOUND, EXIT_OK, LISTING, _console, _emit, _json, _show, friendly, main, store_option,
+    LISTING,
+    _console,
+    _emit,
+    _json,
+    _show,
+    friendly,
+    main,
+    store_option,
 )  # fmt: skip
 
 
@@ -17,14 +25,26 @@ from buildlog.cli.base import (
 @click.argument("log", metavar="LOG")
 @click.option("-f", "--format", "fmt", type=FORMATS, default="terminal", show_default=True,
               help="terminal: a report for people; markdown: paste into a ticket; json: for machines (see `buildlog schema`).")  # fmt: skip
-@click.option("--color/--no-color", default=None, help="Force colour on or off (default: only on a terminal; NO_COLOR is honoured).")
-@click.option("--width", type=click.IntRange(40, 400), default=None, help="Terminal report width (default: the terminal's).")
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Force colour on or off (default: only on a terminal; NO_COLOR is honoured).",
+)
+@click.option(
+    "--width", type=click.IntRange(40, 400), default=None, help="Terminal report width (default: the terminal's)."
+)
 @click.option("--fail", is_flag=True, help="Exit with code 1 when the log shows a failed build (for CI scripts).")
-@click.option("--redact-paths", is_flag=True, help="Also mask user names, home directories and host names (secrets are always masked).")
+@click.option(
+    "--redact-paths",
+    is_flag=True,
+    help="Also mask user names, home directories and host names (secrets are always masked).",
+)
 @click.option("--store", default=None, metavar="PATH",
               help="Store of past failures for 'Seen before' (default: $BUILDLOG_STORE, else the user data directory's; see `buildlog corpus`).")  # fmt: skip
 @friendly
-def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool, store: str | None) -> None:
+def explain(
+    log: str, fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool, store: str | None
+) -> None:
     """Explain one build log: root causes, evidence lines and the fix.
 
     LOG is a file (plain or .gz) or - for standard input. Exit code 0 means the log was analysed,
@@ -42,7 +62,6 @@ def explain(log: str, fmt: str, color: bool | None, width: int | None, fail: boo
     report = analysis.report.model_copy(update={"similar": seen_before(analysis, store_path(store))})
     _emit(report, fmt, color, width)
     sys.exit(EXIT_FAILURES_FOUND if fail and report.status == "failure" else EXIT_OK)
-
 
 
 @main.command()
@@ -97,7 +116,11 @@ def facts(log: str, fmt: str) -> None:
 
     table = Table("fact", "value", "line", box=None, header_style="bold")
     for name, value in report.facts:
-        pairs = value.items() if isinstance(value, dict) else ((name, v) for v in (value if isinstance(value, list) else [value]))
+        pairs = (
+            value.items()
+            if isinstance(value, dict)
+            else ((name, v) for v in (value if isinstance(value, list) else [value]))
+        )
         for label, v in pairs:
             if v is not None:
                 table.add_row(label, v.value, str(v.line))

@@ -9,12 +9,17 @@ from typing import Any
 
 import click
 
-from buildlog.errors import BuildlogError
-
 from buildlog.cli.base import (
-    LISTING, _json, _show, _store, _where, friendly, main, store_option,
+    LISTING,
+    _json,
+    _show,
+    _store,
+    _where,
+    friendly,
+    main,
+    store_option,
 )  # fmt: skip
-
+from buildlog.errors import BuildlogError
 
 # The store of past failures: `corpus ...` and `similar`. The work is in buildlog/store; these
 # commands only read options, call it and print.
@@ -41,14 +46,24 @@ def corpus() -> None:
 
 @corpus.command("add")
 @click.argument("log", metavar="LOG")
-@click.option("--cause", default=None, help="The cause id, when the analysis got it wrong or could not tell (see `buildlog causes`).")
+@click.option(
+    "--cause",
+    default=None,
+    help="The cause id, when the analysis got it wrong or could not tell (see `buildlog causes`).",
+)
 @click.option("--fix", default="", help="What resolved it; shown to whoever meets this failure next.")
 @click.option("--ticket", default="", metavar="URL", help="Where it was discussed (issue, ticket, chat thread).")
 @click.option("--title", default=None, help="A title of your own (default: the line that proves the cause).")
-@click.option("--redact-paths", is_flag=True, help="Also mask user names, home directories and host names (secrets are always masked).")
+@click.option(
+    "--redact-paths",
+    is_flag=True,
+    help="Also mask user names, home directories and host names (secrets are always masked).",
+)
 @store_option
 @friendly
-def corpus_add(log: str, cause: str | None, fix: str, ticket: str, title: str | None, redact_paths: bool, store: str | None) -> None:
+def corpus_add(
+    log: str, cause: str | None, fix: str, ticket: str, title: str | None, redact_paths: bool, store: str | None
+) -> None:
     """Analyse a failed build log and remember it, with the fix that worked.
 
     The same failure again (same failure lines and cause, with temp paths, hashes and numbers

@@ -15,7 +15,7 @@ from functools import cache
 
 from buildlog.compat import cc_from_sm, cc_key, cuda_release, driver_cuda_for, gpu_for
 from buildlog.diagnose.template import fill
-from buildlog.models import FactValue, Facts, Risk
+from buildlog.models import Facts, FactValue, Risk
 from buildlog.resources import load_toml
 from buildlog.segment import Span
 
@@ -266,8 +266,13 @@ def run_checks(facts: Facts, span: Span | None, diagnosed: set[str]) -> list[Ris
         shown, values, lines = found
         risks.append(
             Risk(
-                id=check_id, title=record["title"], facts=shown, consequence=fill(record["consequence"], values),
-                fix=fill(record["fix"], values), severity=values.get("severity", record["severity"]), lines=sorted(set(lines)),
+                id=check_id,
+                title=record["title"],
+                facts=shown,
+                consequence=fill(record["consequence"], values),
+                fix=fill(record["fix"], values),
+                severity=values.get("severity", record["severity"]),
+                lines=sorted(set(lines)),
             )  # fmt: skip
         )
     return risks

@@ -108,7 +108,9 @@ def _describe(
     order = _bearing().get(cause, [])
     ranked = sorted(changes, key=lambda c: order.index(c[0]) if c[0] in order else len(order))
     bearing = [c for c in ranked if c[0] in order]
-    chosen = bearing[0] if bearing else (ranked[0] if ranked else ("rerun", "no visible change (the same command, rerun)"))
+    chosen = (
+        bearing[0] if bearing else (ranked[0] if ranked else ("rerun", "no visible change (the same command, rerun)"))
+    )
     others = [text for _, text in ranked if text != chosen[1]]
     return Resolution(attempt=after.number, change=chosen[1], kind=chosen[0], other_changes=others)
 
@@ -131,7 +133,9 @@ def _differences(
         s for s in spans
         if before.number < s.number < after.number and not _same_target(before, s) and outcomes.get(s.number) != "failure"
     ]  # fmt: skip
-    commands = [s.command for s in between] + [c for s in spans if before.number < s.number <= after.number for c in s.prepared]
+    commands = [s.command for s in between] + [
+        c for s in spans if before.number < s.number <= after.number for c in s.prepared
+    ]
     commands += _chained_helpers(after.command)
     already = {t for c in before.prepared + _chained_helpers(before.command) for t in targets_of(c)}
     installed = sorted({t for c in commands for t in targets_of(c)} - already)
@@ -204,4 +208,3 @@ def _chained_helpers(command: str) -> list[str]:
     """`pip install a b && pip install thing`: the installs before the last one prepare it."""
     parts = [p for p in re.split(r"\s(?:&&|;)\s", command) if targets_of(p)]
     return parts[:-1]
-

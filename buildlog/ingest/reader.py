@@ -129,7 +129,13 @@ def with_progress(source: Source, chunks: Iterator[bytes]) -> Iterator[bytes]:
         TransferSpeedColumn,
     )
 
-    columns = (TextColumn("reading {task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+    columns = (
+        TextColumn("reading {task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(os.path.basename(source.name), total=disk_size)
         done = 0

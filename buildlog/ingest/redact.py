@@ -21,7 +21,9 @@ _SECRETS = [
 ]
 # user:password@ in URLs keeps the user, masks the password.
 _URL_PASSWORD = re.compile(r"(?P<head>[a-z][a-z0-9+.\-]*://[^/\s:@]+:)(?P<secret>[^@\s/]+)(?=@)", re.IGNORECASE)
-_AUTH_HEADER = re.compile(r"(?P<head>\bAuthorization:\s*(?:Bearer|Basic|token|Token)?\s*)(?P<secret>\S+)", re.IGNORECASE)
+_AUTH_HEADER = re.compile(
+    r"(?P<head>\bAuthorization:\s*(?:Bearer|Basic|token|Token)?\s*)(?P<secret>\S+)", re.IGNORECASE
+)
 _ASSIGNMENT = re.compile(
     r"(?P<head>\b[A-Z0-9_]*(?:TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIALS)[A-Z0-9_]*\s*[=:]\s*[\"']?)"
     r"(?P<secret>[^\s\"']+)"

@@ -19,7 +19,9 @@ _HEX = re.compile(r"\b[0-9a-f]{8,}\b", re.IGNORECASE)
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+\-@~]+){2,}[\\/]?")
 _NUMBER = re.compile(r"\d+")
 _TOKEN = re.compile(r"[a-z_][a-z0-9_+]*[a-z0-9_+]|[a-z]")
-_STOP = frozenset({"the", "a", "an", "of", "to", "in", "and", "or", "is", "it", "for", "on", "at", "be", "this", "that", "with", "by"})
+_STOP = frozenset(
+    {"the", "a", "an", "of", "to", "in", "and", "or", "is", "it", "for", "on", "at", "be", "this", "that", "with", "by"}
+)
 
 
 def mask(line: str) -> str:
@@ -32,13 +34,13 @@ def mask(line: str) -> str:
 def tokens(text: str) -> list[str]:
     """Lower-cased words of the masked text, plus adjacent word pairs."""
     words = [w for w in _TOKEN.findall(mask(text).lower()) if w not in _STOP and len(w) > 1]
-    return words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+    return words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
 
 
 def fingerprint(lines: Iterable[str], cause: str = "") -> str:
     """A stable id for a failure: the masked lines (order kept, blanks dropped) and its cause."""
     normal = "\n".join(" ".join(mask(line).split()) for line in lines if line.strip())
-    return hashlib.sha256(f"{cause}\n{normal}".encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(f"{cause}\n{normal}".encode()).hexdigest()[:16]
 
 
 def tfidf(words: Sequence[str], idf: Mapping[str, float]) -> dict[str, float]:
@@ -79,11 +81,11 @@ def failure_lines(events: Sequence[object], first: int = 0, last: int | None = N
     """
     picked: dict[int, str] = {}
     for event in events:
-        line = getattr(event, "line")
-        if line < first or (last is not None and line > last) or getattr(event, "kind") not in FAILURE_KINDS:
+        line = event.line
+        if line < first or (last is not None and line > last) or event.kind not in FAILURE_KINDS:
             continue
-        picked.setdefault(line, getattr(event, "text"))
-        for offset, text in enumerate(getattr(event, "after")[:2], start=1):
+        picked.setdefault(line, event.text)
+        for offset, text in enumerate(event.after[:2], start=1):
             if text.strip():
                 picked.setdefault(line + offset, text.strip())
     ordered = [picked[n] for n in sorted(picked)]

@@ -73,7 +73,7 @@ _DIAG_WORD = re.compile(r"\b(?:error|warning|fatal|note)\b")
 
 def grammars_for(text: str, indent: int) -> tuple[str, ...]:
     """Which grammars may parse this line, most likely first (cheap regex looks only)."""
-    if text.startswith(("Traceback", "File \"", "During handling", "The above exception")):
+    if text.startswith(("Traceback", 'File "', "During handling", "The above exception")):
         return ("python",)
     if text.startswith(("FAILED:", "ninja:")) or (text.startswith("[") and text[1:2].isdigit()):
         return ("ninja",)
@@ -106,7 +106,9 @@ def parse_line(number: int, cleaned: str, after: tuple[str, ...] = ()) -> Event:
     return Event("text", number, text, indent, {}, after)
 
 
-def _event_from_tree(name: str, tree: Tree, number: int, text: str, indent: int, after: tuple[str, ...]) -> Event | None:
+def _event_from_tree(
+    name: str, tree: Tree, number: int, text: str, indent: int, after: tuple[str, ...]
+) -> Event | None:
     node = tree.children[0] if tree.children and isinstance(tree.children[0], Tree) else tree
     if name == "command":
         return _command_event(tree, number, text, indent, after)

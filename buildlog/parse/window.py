@@ -67,7 +67,11 @@ def _hits_in(
     for match in regex.finditer(joined):
         if match.start() >= first_end:
             break
-        covered = [i for i, s in enumerate(starts) if s <= max(match.end() - 1, match.start()) and _end(starts, i, joined) > match.start()]
+        covered = [
+            i
+            for i, s in enumerate(starts)
+            if s <= max(match.end() - 1, match.start()) and _end(starts, i, joined) > match.start()
+        ]
         group_lines = {
             name: event.line + bisect_right(starts, match.start(name)) - 1
             for name, value in match.groupdict().items()

@@ -10,7 +10,11 @@ from buildlog.scores import EvalResult
 def render_eval_text(result: EvalResult, title: str = "") -> str:
     total = len(result.results)
     passed = total - len(result.misses)
-    out = [f"{title}{passed}/{total} cases pass", "", f"{'cause':32} {'precision':>9} {'recall':>7} {'tp':>4} {'fp':>4} {'fn':>4}"]
+    out = [
+        f"{title}{passed}/{total} cases pass",
+        "",
+        f"{'cause':32} {'precision':>9} {'recall':>7} {'tp':>4} {'fp':>4} {'fn':>4}",
+    ]
     for cause in sorted(result.counts):
         c = result.counts[cause]
         out.append(
@@ -31,12 +35,19 @@ def render_eval_json(result: EvalResult) -> str:
         "cases": len(result.results),
         "passed": len(result.results) - len(result.misses),
         "causes": {
-            c: {"precision": result.precision(c), "recall": result.recall(c), **result.counts[c]} for c in sorted(result.counts)
+            c: {"precision": result.precision(c), "recall": result.recall(c), **result.counts[c]}
+            for c in sorted(result.counts)
         },
         "confusion": [{"expected": e, "reported": p, "count": n} for (e, p), n in sorted(result.confusion.items())],
         "misses": [
-            {"case": m.slug, "status": m.status, "expected": m.expected, "reported": m.predicted, "problems": m.problems,
-             "lines": [{"line": n, "text": t} for n, t in m.chosen]}
+            {
+                "case": m.slug,
+                "status": m.status,
+                "expected": m.expected,
+                "reported": m.predicted,
+                "problems": m.problems,
+                "lines": [{"line": n, "text": t} for n, t in m.chosen],
+            }
             for m in result.misses
         ],  # fmt: skip
     }

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from buildlog.models import Report, RootCause
 from buildlog.render.common import (
-    STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary, resolved_note, similar_note,
+    STATUS_MARKS,
+    attempt_summary,
+    fact_pairs,
+    fix_parts,
+    incident_summary,
+    resolved_note,
+    similar_note,
 )  # fmt: skip
 
 
@@ -47,7 +53,9 @@ def _numbered(evidence) -> list[str]:  # type: ignore[no-untyped-def]
 
 def _cause(n: int, cause: RootCause, note: str) -> list[str]:
     suffix = f" · {note}" if note else ""
-    confidence = "" if cause.id == "unknown" else f" ({cause.confidence:.0%}{', classifier' if cause.engine == 'model' else ''})"
+    confidence = (
+        "" if cause.id == "unknown" else f" ({cause.confidence:.0%}{', classifier' if cause.engine == 'model' else ''})"
+    )
     out = ["", f"### Cause {n}: `{cause.id}`{confidence}{suffix}", "", cause.title]
     if cause.evidence:
         out += ["", "```text", *_numbered(cause.evidence), "```"]
@@ -90,4 +98,11 @@ def _facts(report: Report) -> list[str]:
     pairs = fact_pairs(report.facts)
     if not pairs:
         return []
-    return ["", "### Facts from the log", "", "| fact | value |", "|---|---|", *(f"| {k} | `{_cell(v)}` |" for k, v in pairs)]
+    return [
+        "",
+        "### Facts from the log",
+        "",
+        "| fact | value |",
+        "|---|---|",
+        *(f"| {k} | `{_cell(v)}` |" for k, v in pairs),
+    ]

@@ -14,7 +14,13 @@ from rich.text import Text
 
 from buildlog.models import Evidence, Report, RootCause
 from buildlog.render.common import (
-    STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, incident_summary, resolved_note, similar_note,
+    STATUS_MARKS,
+    attempt_summary,
+    fact_pairs,
+    fix_parts,
+    incident_summary,
+    resolved_note,
+    similar_note,
 )  # fmt: skip
 
 STATUS_STYLE = {"failure": "bold red", "success": "bold green", "unknown": "bold yellow", "empty": "bold"}
@@ -27,7 +33,14 @@ def render_terminal(report: Report, console: Console) -> None:
     """Print the report on `console` (trailing padding removed, so pasted output stays clean)."""
     with console.capture() as captured:
         console.print(_header(report))
-        for block in (_timeline(report), _causes(report), _relevant(report), _risks(report), _similar(report), _facts(report)):
+        for block in (
+            _timeline(report),
+            _causes(report),
+            _relevant(report),
+            _risks(report),
+            _similar(report),
+            _facts(report),
+        ):
             if block is not None:
                 console.print()
                 console.print(block)

@@ -112,7 +112,9 @@ class Store:
             yield
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
-                raise BuildlogError(f"{self.path}: the store is busy (another buildlog is writing); try again") from None
+                raise BuildlogError(
+                    f"{self.path}: the store is busy (another buildlog is writing); try again"
+                ) from None
             raise BuildlogError(f"{self.path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
             raise BuildlogError(f"{self.path}: not a readable buildlog store ({exc}); left untouched") from None
@@ -145,13 +147,17 @@ class Store:
             row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             version = int(row[0]) if row and str(row[0]).isdigit() else 0
             if version > SCHEMA_VERSION:
-                raise BuildlogError(f"{self.path}: this store was written by a newer buildlog (schema {version}); upgrade buildlog")
+                raise BuildlogError(
+                    f"{self.path}: this store was written by a newer buildlog (schema {version}); upgrade buildlog"
+                )
             if version < 1:
                 raise BuildlogError(f"{self.path}: the store's meta table is damaged (no schema version)")
             return True
         if app_id != 0 or tables:
             named = ", ".join(sorted(tables)[:5]) or f"application id {app_id:#x}"
-            raise BuildlogError(f"{self.path}: an SQLite database of another program ({named}), not a buildlog store; left untouched")
+            raise BuildlogError(
+                f"{self.path}: an SQLite database of another program ({named}), not a buildlog store; left untouched"
+            )
         return False
 
     @contextmanager
@@ -245,7 +251,9 @@ class Store:
                 if row:
                     return _stored(row)
             if len(ref) >= 4 and all(c in "0123456789abcdef" for c in ref):
-                rows = self.conn.execute(f"SELECT {_COLUMNS} FROM incidents WHERE fingerprint LIKE ?", (ref + "%",)).fetchall()
+                rows = self.conn.execute(
+                    f"SELECT {_COLUMNS} FROM incidents WHERE fingerprint LIKE ?", (ref + "%",)
+                ).fetchall()
                 if len(rows) == 1:
                     return _stored(rows[0])
                 if len(rows) > 1:
@@ -260,7 +268,24 @@ class Store:
 
 
 def _stored(row: tuple) -> Stored:  # type: ignore[type-arg]
-    (id_, fp, shape, cause, title, source, outcome, key_lines, failure, counts, fix, ticket, seen, first, last, size) = row
+    (
+        id_,
+        fp,
+        shape,
+        cause,
+        title,
+        source,
+        outcome,
+        key_lines,
+        failure,
+        counts,
+        fix,
+        ticket,
+        seen,
+        first,
+        last,
+        size,
+    ) = row
     return Stored(
         id=id_, fingerprint=fp, shape=shape, cause=cause, title=title, source=source, outcome=outcome,
         key_lines=tuple(json.loads(key_lines)), failure=tuple(json.loads(failure)), counts=json.loads(counts),

@@ -115,8 +115,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m buildlog.store.index", description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", default="corpus/cases", help="the corpus cases (default: corpus/cases)")
-    parser.add_argument("--out", type=Path, default=None, help=f"where to write (default: buildlog/knowledge/{INDEX_FILE})")
-    parser.add_argument("--check", action="store_true", help="only say whether the index matches the corpus (exit 1 if not)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help=f"where to write (default: buildlog/knowledge/{INDEX_FILE})"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="only say whether the index matches the corpus (exit 1 if not)"
+    )
     args = parser.parse_args(argv)
     out = args.out or default_index_path()
     folder = Path(args.folder)
@@ -124,7 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.check:
             current = json.loads(out.read_text("utf-8")).get("corpus_hash") if out.is_file() else None
             stale = current != corpus_hash(folder)
-            print(f"{out}: {'stale; rebuild with python -m buildlog.store.index ' + str(folder) if stale else 'up to date'}")
+            print(
+                f"{out}: {'stale; rebuild with python -m buildlog.store.index ' + str(folder) if stale else 'up to date'}"
+            )
             return 1 if stale else 0
         index = build_index(folder)
     except BuildlogError as exc:

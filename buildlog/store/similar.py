@@ -91,7 +91,9 @@ def rank(
     return found[:limit]
 
 
-def seen_before(analysis: Analysis, store: Path | None, threshold: float = THRESHOLD, limit: int = LIMIT) -> list[Similar]:
+def seen_before(
+    analysis: Analysis, store: Path | None, threshold: float = THRESHOLD, limit: int = LIMIT
+) -> list[Similar]:
     """Past failures like the analysed log, from the store at `store` (if it exists) and the corpus."""
     if analysis.report.status in ("success", "empty"):
         return []

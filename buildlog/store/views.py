@@ -24,7 +24,9 @@ def row_dict(row: Stored, full: bool = False) -> dict[str, Any]:
         "source": row.source,
     }  # fmt: skip
     if full:
-        data.update(outcome=row.outcome, key_lines=list(row.key_lines), failure_lines=list(row.failure), log_bytes=row.log_size)
+        data.update(
+            outcome=row.outcome, key_lines=list(row.key_lines), failure_lines=list(row.failure), log_bytes=row.log_size
+        )
     return data
 
 
@@ -35,7 +37,9 @@ def search(rows: Sequence[Stored], text: str) -> list[Stored]:
         return []
     hits = []
     for row in rows:
-        haystack = "\n".join([row.title, row.cause, row.fix, row.ticket, row.source, *row.key_lines, *row.failure]).lower()
+        haystack = "\n".join(
+            [row.title, row.cause, row.fix, row.ticket, row.source, *row.key_lines, *row.failure]
+        ).lower()
         if all(w in haystack for w in words):
             hits.append(row)
     return hits
@@ -81,14 +85,18 @@ def rows_table(rows: Sequence[Stored]) -> Any:
 
     table = Table("#", "fingerprint", "seen", "last seen", "cause", "title", "fix", box=None, header_style="bold")
     for r in rows:
-        table.add_row(str(r.id), r.fingerprint[:8], str(r.seen), r.last_seen[:10], r.cause, r.title, "yes" if r.fix else "")
+        table.add_row(
+            str(r.id), r.fingerprint[:8], str(r.seen), r.last_seen[:10], r.cause, r.title, "yes" if r.fix else ""
+        )
     return table
 
 
 def show_lines(row: Stored) -> list[str]:
     """`corpus show` as plain lines: identity, sightings, fix, ticket, proof lines."""
     out = [f"#{row.id} {row.fingerprint}  {row.cause}", row.title]
-    out.append(f"seen {row.seen} times, first {row.first_seen[:10]}, last {row.last_seen[:10]}; from {row.source or '?'}")
+    out.append(
+        f"seen {row.seen} times, first {row.first_seen[:10]}, last {row.last_seen[:10]}; from {row.source or '?'}"
+    )
     out += [f"{label}: {value}" for label, value in (("fix", row.fix), ("ticket", row.ticket)) if value]
     if row.key_lines:
         out += ["key lines:", *(f"  {line}" for line in row.key_lines)]
@@ -97,7 +105,9 @@ def show_lines(row: Stored) -> list[str]:
 
 def stats_view(result: Stats, where: str) -> tuple[list[str], Any]:
     """`corpus stats` as summary lines and a per-cause table (None when the store is empty)."""
-    lines = [f"{where}: {_count(result.incidents, 'incident')}, seen {_count(result.sightings, 'time')}, {result.with_fix} with a fix"]
+    lines = [
+        f"{where}: {_count(result.incidents, 'incident')}, seen {_count(result.sightings, 'time')}, {result.with_fix} with a fix"
+    ]
     if not result.incidents:
         return lines, None
     lines.append(f"first seen {result.first_seen}, last seen {result.last_seen}")
