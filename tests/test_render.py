@@ -122,3 +122,11 @@ def test_empty_report_renders():
     render_terminal(report, Console(file=out, width=80, color_system=None))
     assert out.getvalue() == "· The log is empty: there is nothing to explain.\n- · 0 lines\n"
     assert render_markdown(report).startswith("## · The log is empty")
+
+
+def test_published_schema_is_current():
+    """docs/report.schema.json is what `buildlog schema` prints: regenerate it when the Report changes."""
+    from tests.conftest import ROOT
+
+    published = (ROOT / "docs" / "report.schema.json").read_text("utf-8")
+    assert published == json_schema(), "run: buildlog schema > docs/report.schema.json"

@@ -47,9 +47,18 @@ def explain(
 ) -> None:
     """Explain one build log: root causes, evidence lines and the fix.
 
-    LOG is a file (plain or .gz) or - for standard input. Exit code 0 means the log was analysed,
-    whatever it shows; 2 means it could not be read. Past failures like this one, from your
-    store (`buildlog corpus`) and the bundled corpus, are shown under "Seen before".
+    LOG is a file (plain or .gz) or - for standard input. A whole terminal session or CI log works
+    too: each attempt is told apart, and the change that resolved each problem is named. Past
+    failures like this one, from your store (`buildlog corpus`) and the bundled corpus, are shown
+    under "Seen before". Exit code 0 means the log was analysed, whatever it shows (1 with --fail
+    when the build failed); 2 means it could not be read.
+
+    \b
+    Examples:
+      buildlog explain build.log
+      pip install -v flash-attn --no-build-isolation 2>&1 | tee build.log | buildlog explain -
+      buildlog explain ci.log.gz --format markdown --redact-paths > ticket.md
+      buildlog explain build.log --format json | jq -r '.root_causes[].id'
     """
     from buildlog.analyze import run
     from buildlog.ingest.reader import iter_chunks, open_source, with_progress
