@@ -23,7 +23,7 @@ from buildlog.resources import knowledge_text, tomllib
 
 SCALAR_FACTS = (
     "nvcc", "cuda_home", "torch", "torch_cuda", "driver", "driver_cuda", "gcc", "python", "interpreter",
-    "venv", "max_jobs", "nvcc_threads", "arch_list", "ram_gb", "cores", "os",
+    "venv", "max_jobs", "jobs", "nvcc_threads", "arch_list", "ram_gb", "cores", "os",
 )  # fmt: skip
 LIST_FACTS = ("gpus", "gpu_cc", "gencode")
 ENV_FACTS = {"CUDA_HOME": "cuda_home", "CUDA_PATH": "cuda_home", "MAX_JOBS": "max_jobs",

@@ -56,6 +56,7 @@ class Facts(Frozen):
     interpreter: FactValue | None = None
     venv: FactValue | None = None
     max_jobs: FactValue | None = None
+    jobs: FactValue | None = Field(None, description="parallel compile jobs the build actually ran (ninja -j)")
     nvcc_threads: FactValue | None = None
     arch_list: FactValue | None = Field(None, description="TORCH_CUDA_ARCH_LIST")
     gencode: list[FactValue] = Field(default_factory=list, description="-gencode / -arch targets")

@@ -147,12 +147,16 @@ def _root_causes(
                 attempts=incident.attempts,
             )  # fmt: skip
         )
-    open_first = sorted(
-        roots,
-        key=lambda r: (last_failed not in r.attempts, -_priority(r, causal) if last_failed in r.attempts else 0,
-                       r.evidence[0].line if r.evidence else 0),
-    )  # fmt: skip
-    return open_first
+    def order(root: RootCause) -> tuple[bool, int, int]:
+        """Open problems first (most telling first), then the resolved ones in the order they came."""
+        still_open = last_failed in root.attempts and not _resolved(root.id, incidents)
+        return (not still_open, -_priority(root, causal) if still_open else 0, min(root.attempts, default=0))
+
+    return sorted(roots, key=order)
+
+
+def _resolved(cause: str, incidents: Sequence[Incident]) -> bool:
+    return any(i.cause == cause and i.resolved_by for i in incidents)
 
 
 def _priority(root: RootCause, causal: Sequence[Finding]) -> int:

@@ -202,14 +202,14 @@ def package_of(facts: Facts, span: Span | None) -> str | None:
 def check_jobs_exceed_ram(facts: Facts, span: Span | None) -> Found | None:
     if not facts.ram_gb or not span or span.stage not in ("compile", "link", "install"):
         return None
-    jobs_fact = facts.max_jobs or facts.cores
+    jobs_fact = facts.jobs or facts.max_jobs or facts.cores
     if not jobs_fact or not jobs_fact.value.isdigit():
         return None
     ram, jobs = float(facts.ram_gb.value), int(jobs_fact.value)
     best = recommended_jobs(ram, package_of(facts, span))
     if jobs <= best:
         return None
-    label = "MAX_JOBS" if facts.max_jobs else "cores (ninja's default when MAX_JOBS is unset)"
+    label = "jobs run" if facts.jobs else "MAX_JOBS" if facts.max_jobs else "cores (ninja's default when MAX_JOBS is unset)"
     return {label: str(jobs), "RAM (GB)": facts.ram_gb.value}, {"recommended_jobs": str(best)}, [jobs_fact.line]
 
 

@@ -56,7 +56,8 @@ def _version_parts(values: dict[str, str], key: str) -> None:
 
 def _command_values(span: Span) -> dict[str, str]:
     out: dict[str, str] = {}
-    words = span.command.split()
+    parts = [p for p in re.split(r"\s(?:&&|\|\||;)\s", span.command) if re.search(r"\binstall\b", p)]
+    words = parts[-1].split() if parts else []  # in a chain, the last install is the one that builds
     if "install" in words:
         args = words[words.index("install") + 1 :]
         targets = [a for a in args if not a.startswith("-") and "=" not in a.split("==")[0]]
@@ -108,12 +109,13 @@ def _jobs_advice(facts: Facts, span: Span | None) -> dict[str, str]:
     ram = facts.ram_gb.value if facts.ram_gb else None
     if ram:
         out["recommended_jobs"] = str(recommended_jobs(float(ram), package_of(facts, span)))
-    jobs = facts.max_jobs.value if facts.max_jobs else None
+    on_ram = f" on {ram} GB of RAM" if ram else ""
+    setting = facts.max_jobs.value if facts.max_jobs else None
+    ran = facts.jobs.value if facts.jobs else setting
     cores = facts.cores.value if facts.cores else None
-    if jobs:
-        out["jobs_hint"] = f"MAX_JOBS={jobs} ran {jobs} compile jobs at once" + (f" on {ram} GB of RAM" if ram else "")
+    if ran:
+        cause = f"MAX_JOBS={setting}" if setting else "with MAX_JOBS unset, the build chose"
+        out["jobs_hint"] = f"{cause} {ran} compile jobs at once{on_ram}"
     elif cores:
-        out["jobs_hint"] = f"MAX_JOBS was unset, so ninja ran one job per core ({cores} cores)" + (
-            f" on {ram} GB of RAM" if ram else ""
-        )
+        out["jobs_hint"] = f"MAX_JOBS was unset, so ninja ran about one job per core ({cores} cores){on_ram}"
     return out
