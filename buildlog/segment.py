@@ -98,17 +98,18 @@ def is_build_command(cmd: SimpleCommand) -> bool:
     """Does this simple command try to build, install or run something (not just inspect)?"""
     argv = [a for a in cmd.argv if a != "sudo"] or [""]
     head, rest = argv[0], argv[1:]
+    name = head.rsplit("/", 1)[-1]  # /opt/venv/bin/uv is uv
     if _PIP.match(head):
         return bool(rest) and rest[0] in ("install", "wheel", "download")
-    if head == "uv":
+    if name == "uv":
         return bool(rest) and (rest[0] in ("add", "sync", "build", "run") or rest[:2] == ["pip", "install"])
-    if head in ("conda", "mamba", "micromamba"):
+    if name in ("conda", "mamba", "micromamba"):
         return bool(rest) and rest[0] == "install"
     if _PY.match(head):
         return _python_runs_something(rest)
     if _BUILD_TOOLS.match(head):
         return not (set(rest) & _INFO_ARGS)
-    return head in ("bash", "sh") and bool(rest) and rest[0].endswith(".sh")
+    return name in ("bash", "sh") and bool(rest) and rest[0].endswith(".sh")
 
 
 def _python_runs_something(rest: list[str]) -> bool:
@@ -130,10 +131,10 @@ def interpreter_of(cmd: SimpleCommand, venv: str | None) -> str | None:
     if not argv:
         return None
     head = argv[0]
-    if head == "uv" and "--python" in argv:
+    if head.rsplit("/", 1)[-1] == "uv" and "--python" in argv:
         i = argv.index("--python")
         return argv[i + 1] if i + 1 < len(argv) else "uv"
-    if head == "uv" and "--system" in argv:
+    if head.rsplit("/", 1)[-1] == "uv" and "--system" in argv:
         return "uv --system"
     name = head
     if "/" not in head and venv and (_PIP.match(head) or _PY.match(head)):
