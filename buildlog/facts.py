@@ -51,7 +51,7 @@ class Observation:
 class FactPattern(BaseModel):
     """A record of knowledge/facts.toml."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     anchors: list[str] = Field(min_length=1)

@@ -24,7 +24,7 @@ Role = Literal["cause", "symptom", "success", "noise"]
 class Examples(BaseModel):
     """Short texts the rule must fire on, and near-misses it must not fire on."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     fire: list[str] = Field(min_length=1)
     quiet: list[str] = Field(default_factory=list)
@@ -33,7 +33,7 @@ class Examples(BaseModel):
 class Rule(BaseModel):
     """One detection rule, as written in buildlog/knowledge/rules/*.toml."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     role: Role = "cause"
