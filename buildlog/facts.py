@@ -226,8 +226,8 @@ def fold(observations: Sequence[Observation], until: int | None = None, since: i
             packages[obs.name.split(":", 1)[1]] = value
         elif obs.name in LIST_FACTS:
             lists[obs.name].setdefault(obs.value, value)
-        else:
-            scalars[obs.name] = value
+        elif scalars.get(obs.name) is None or scalars[obs.name].value != obs.value:
+            scalars[obs.name] = value  # a repeat of the same value keeps the line that first said it
     _derive(scalars)
     lists["gpus"] = _drop_truncated(lists["gpus"])
     return Facts(**scalars, **{k: list(v.values()) for k, v in lists.items()}, packages=packages)
