@@ -8,12 +8,14 @@ from __future__ import annotations
 import sys
 from functools import cache
 from importlib import resources
-from importlib.resources.abc import Traversable
 from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
+    from importlib.resources.abc import Traversable
 else:  # pragma: no cover - exercised on Python 3.10 only
+    from importlib.abc import Traversable
+
     import tomli as tomllib
 
 
