@@ -147,12 +147,30 @@ def _root_causes(
                 attempts=incident.attempts,
             )  # fmt: skip
         )
-    def order(root: RootCause) -> tuple[bool, int, int]:
-        """Open problems first (most telling first), then the resolved ones in the order they came."""
-        still_open = last_failed in root.attempts and not _resolved(root.id, incidents)
-        return (not still_open, -_priority(root, causal) if still_open else 0, min(root.attempts, default=0))
+    open_ids = {r.id for r in roots if last_failed in r.attempts and not _resolved(r.id, incidents)}
+    weight = _model_weights(data, last_failed) if len(open_ids) > 1 else {}
+
+    def order(root: RootCause) -> tuple[bool, int, float, int]:
+        """Open problems first (most telling first), then the resolved ones in the order they came.
+
+        Between open causes that rules rank alike, the classifier's view of the failing attempt decides.
+        """
+        still_open = root.id in open_ids
+        rank = -_priority(root, causal) if still_open else 0
+        return (not still_open, rank, -weight.get(root.id, 0.0), min(root.attempts, default=0))
 
     return sorted(roots, key=order)
+
+
+def _model_weights(data: Inputs, attempt: int) -> dict[str, float]:
+    """The classifier's probability for each cause, on the lines of one attempt (empty without a model)."""
+    span = next((s for s in data.spans if s.number == attempt), None)
+    if span is None or not data.use_model:
+        return {}
+    from buildlog.learn.model import bundled_model
+
+    model = bundled_model()
+    return model.probabilities(failure_lines(data.events, span.start, span.end)) if model else {}
 
 
 def _resolved(cause: str, incidents: Sequence[Incident]) -> bool:

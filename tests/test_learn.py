@@ -81,3 +81,15 @@ def test_explaining_a_log_does_not_import_scikit_learn(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", "import json\n" + code], capture_output=True, text=True, check=True)
     assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
+
+
+def test_the_classifier_breaks_ties_between_causes_the_rules_rank_alike():
+    """Two open causes of equal rule priority come out in the same order whatever their line order."""
+    from tests.conftest import analyse_text
+
+    pep668 = "error: externally-managed-environment\n× This environment is externally managed\n"
+    disk = "ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device\n"
+    one = analyse_text("$ pip install flash-attn\n" + pep668 + disk).report
+    two = analyse_text("$ pip install flash-attn\n" + disk + pep668).report
+    assert {r.id for r in one.root_causes} == {"externally_managed_pip", "disk_full"}
+    assert [r.id for r in one.root_causes] == [r.id for r in two.root_causes]

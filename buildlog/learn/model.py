@@ -42,11 +42,11 @@ class LinearModel:
     corpus_hash: str
     margin: float = 0.0
 
-    def predict(self, lines: list[str]) -> Prediction | None:
-        """Score the failure lines; None when no known token is in them."""
+    def probabilities(self, lines: list[str]) -> dict[str, float]:
+        """Cause -> probability for the failure lines; empty when no known token is in them."""
         vector = tfidf(tokens("\n".join(lines)), self.idf)
         if not vector:
-            return None
+            return {}
         scores = list(self.intercept)
         for word, weight in vector.items():
             for cls, c in self.coef.get(word, ()):
@@ -54,7 +54,14 @@ class LinearModel:
         top = max(scores)
         exps = [math.exp(s - top) for s in scores]
         total = sum(exps)
-        ranking = sorted(((self.classes[i], e / total) for i, e in enumerate(exps)), key=lambda p: -p[1])
+        return {self.classes[i]: e / total for i, e in enumerate(exps)}
+
+    def predict(self, lines: list[str]) -> Prediction | None:
+        """Score the failure lines; None when no known token is in them."""
+        probs = self.probabilities(lines)
+        if not probs:
+            return None
+        ranking = sorted(probs.items(), key=lambda p: -p[1])
         best, prob = ranking[0]
         runner_up = ranking[1][1] if len(ranking) > 1 else 0.0
         confident = prob >= self.threshold and prob - runner_up >= self.margin
