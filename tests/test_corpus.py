@@ -94,3 +94,16 @@ def test_corpus_targets():
     assert len(CASES) >= 120, f"{len(CASES)} cases"
     assert not thin, f"causes with fewer than 5 cases: {thin}"
     assert captured >= 0.4 * len(CASES), f"{captured} of {len(CASES)} captured"
+
+
+def test_eval_command_passes_on_the_corpus():
+    """`buildlog eval corpus/cases`, as a user runs it: every case passes, exit code 0."""
+    import json
+
+    from click.testing import CliRunner
+
+    from buildlog.cli import main
+
+    result = CliRunner().invoke(main, ["eval", str(CORPUS), "--format", "json"])
+    data = json.loads(result.output)
+    assert result.exit_code == 0 and data["passed"] == data["cases"] == len(CASES), data["misses"][:3]
