@@ -85,7 +85,9 @@ def _incident_problems(expected: list[ExpectedIncident], report: Report) -> list
 
 def evaluate(cases: Iterable[Case], analyze: Analyzer) -> EvalResult:
     """Run every case and tally."""
-    results, counts, confusion = [], {}, Counter()
+    results: list[CaseResult] = []
+    counts: dict[str, Counter[str]] = {}
+    confusion: Counter[tuple[str, str]] = Counter()
     for case in cases:
         result = check_case(case, analyze(case))
         results.append(result)
@@ -110,7 +112,9 @@ def evaluate_model(cases: list[Case]) -> EvalResult:
     from buildlog.training import cross_validate, samples_of
 
     models = cross_validate(cases)
-    results, counts, confusion = [], {}, Counter()
+    results: list[CaseResult] = []
+    counts: dict[str, Counter[str]] = {}
+    confusion: Counter[tuple[str, str]] = Counter()
     for case in cases:
         model = models.get(case.slug)
         for sample in samples_of(case):

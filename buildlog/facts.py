@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -230,7 +231,8 @@ def fold(observations: Sequence[Observation], until: int | None = None, since: i
             scalars[obs.name] = value  # a repeat of the same value keeps the line that first said it
     _derive(scalars)
     lists["gpus"] = _drop_truncated(lists["gpus"])
-    return Facts(**scalars, **{k: list(v.values()) for k, v in lists.items()}, packages=packages)
+    fields: dict[str, Any] = {**scalars, **{k: list(v.values()) for k, v in lists.items()}, "packages": packages}
+    return Facts(**fields)
 
 
 def _drop_truncated(names: dict[str, FactValue]) -> dict[str, FactValue]:

@@ -146,7 +146,7 @@ class Report(Frozen):
     status: Status
     headline: str
     root_causes: list[RootCause] = Field(default_factory=list)
-    facts: Facts = Field(default_factory=Facts)
+    facts: Facts = Field(default_factory=lambda: Facts())
     attempts: list[Attempt] = Field(default_factory=list)
     incidents: list[Incident] = Field(default_factory=list)
     risks: list[Risk] = Field(default_factory=list)

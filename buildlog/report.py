@@ -88,8 +88,8 @@ def _reattribute(causal: list[Finding]) -> list[Finding]:
                 better.setdefault((f.rule.cause, f.attempt), g)
     out = []
     for f in causal:
-        g = better.get((f.rule.cause, f.attempt))
-        out.append(replace(f, rule=g.rule, support=f.support + g.support) if g else f)
+        lender = better.get((f.rule.cause, f.attempt))
+        out.append(replace(f, rule=lender.rule, support=f.support + lender.support) if lender else f)
     return out
 
 
@@ -218,6 +218,7 @@ def _from_model(data: Inputs, span: Span) -> RootCause | None:
     return RootCause(
         id=prediction.cause, title=cause_ids()[prediction.cause], confidence=round(prediction.probability, 2),
         evidence=_relevant(data)[:MAX_EVIDENCE], fix=fill(rule.fix, values), engine="model", attempts=[span.number],
+        rule=None,
     )  # fmt: skip
 
 
@@ -237,7 +238,7 @@ def _unknown(data: Inputs, span: Span) -> RootCause:
     text = hint.get("text", "No rule explains this failure. The first error line is usually the cause.")
     guess = _model_guess(data, span)
     return RootCause(
-        id="unknown", title="No known cause matched", confidence=0.0, evidence=_relevant(data)[:MAX_EVIDENCE],
+        id="unknown", title="No known cause matched", confidence=0.0, evidence=_relevant(data)[:MAX_EVIDENCE], rule=None,
         fix=text + (f"\n(The classifier's best guess, not confident enough to report: {guess}.)" if guess else ""),
         attempts=[span.number],
     )  # fmt: skip

@@ -244,7 +244,8 @@ def _fill_tail(summary: ScanSummary, end: bytes) -> None:
     if not end or not count:
         return
     window = (end[:-1] if end.endswith(b"\n") else end)[-TAIL_BYTES:]
-    bounds, stop = [], len(window)
+    bounds: list[tuple[int, int]] = []
+    stop = len(window)
     while len(bounds) < count:  # from the end backwards, without splitting the whole window
         newline = window.rfind(b"\n", 0, stop)
         bounds.append((newline + 1, stop))

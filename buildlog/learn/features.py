@@ -12,6 +12,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol
 
 FEATURES_VERSION = "1"
 
@@ -58,7 +59,7 @@ def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     return sum(v * b.get(w, 0.0) for w, v in a.items())
 
 
-def idf_from(documents: Iterable[Sequence[str]]) -> dict[str, float]:
+def idf_from(documents: Iterable[Iterable[str]]) -> dict[str, float]:
     """Smoothed idf as scikit-learn computes it: ln((1 + n) / (1 + df)) + 1."""
     docs = [set(d) for d in documents]
     df: Counter[str] = Counter(w for d in docs for w in d)
@@ -74,10 +75,23 @@ FAILURE_KINDS = frozenset({
 MAX_FAILURE_LINES = 60
 
 
-def failure_lines(events: Sequence[object], first: int = 0, last: int | None = None) -> list[str]:
+class EventLike(Protocol):
+    """What failure_lines reads of an event; parse.events.Event has it."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def after(self) -> tuple[str, ...]: ...
+
+
+def failure_lines(events: Sequence[EventLike], first: int = 0, last: int | None = None) -> list[str]:
     """The lines that describe a failure between two line numbers, with the lines right after each.
 
-    Events are duck-typed (kind, line, text, after) so that this module needs nothing but text.
+    Events are read through a protocol (kind, line, text, after) so that this module needs nothing but text.
     """
     picked: dict[int, str] = {}
     for event in events:

@@ -169,7 +169,7 @@ def _simple(node: Tree) -> SimpleCommand:
     argv: list[str] = []
     for token in node.children:
         value = str(token)
-        if token.type == "ASSIGN" and not argv:
+        if isinstance(token, Token) and token.type == "ASSIGN" and not argv:
             key, _, raw = value.partition("=")
             env[key] = _unquote(raw)
         else:

@@ -115,7 +115,7 @@ def _numbered(evidence: list[Evidence]) -> RenderableType:
     return table
 
 
-def _fix(fix: str) -> RenderableType:
+def _fix(fix: str) -> Text:
     out = Text()
     for kind, body in fix_parts(fix):
         if kind == "command":
