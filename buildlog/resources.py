@@ -11,8 +11,9 @@ from importlib import resources
 from typing import Any
 
 if sys.version_info >= (3, 11):
-    import tomllib
     from importlib.resources.abc import Traversable
+
+    import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     from importlib.abc import Traversable
 

@@ -209,7 +209,9 @@ def check_jobs_exceed_ram(facts: Facts, span: Span | None) -> Found | None:
     best = recommended_jobs(ram, package_of(facts, span))
     if jobs <= best:
         return None
-    label = "jobs run" if facts.jobs else "MAX_JOBS" if facts.max_jobs else "cores (ninja's default when MAX_JOBS is unset)"
+    label = (
+        "jobs run" if facts.jobs else "MAX_JOBS" if facts.max_jobs else "cores (ninja's default when MAX_JOBS is unset)"
+    )
     return {label: str(jobs), "RAM (GB)": facts.ram_gb.value}, {"recommended_jobs": str(best)}, [jobs_fact.line]
 
 
