@@ -17,3 +17,12 @@ def test_import_contracts_are_kept():
         pytest.skip("import-linter is not installed (pip install -e '.[test]')")
     proc = subprocess.run([str(script)], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout[-3000:]
+
+
+def test_lint_is_clean():
+    """ruff's checks in pyproject.toml hold for the package, the tests and the benchmark."""
+    script = Path(sys.executable).parent / "ruff"
+    if not script.exists():
+        pytest.skip("ruff is not installed (pip install -e '.[test]')")
+    proc = subprocess.run([str(script), "check", "buildlog", "tests", "bench"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:]
