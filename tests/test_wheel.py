@@ -57,23 +57,7 @@ def test_installed_wheel_explains_a_log(tmp_path):
 
 
 def test_wheel_contains_package_data(tmp_path):
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("buildlog-*.whl")
+    wheel = _build_wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     for grammar in ("command", "diagnostic", "python", "ninja", "pip", "banner"):
         assert f"buildlog/grammars/{grammar}.lark" in names
