@@ -18,6 +18,7 @@ from buildlog.diagnose.incidents import Occurrence, build_incidents
 from buildlog.diagnose.rules import cause_ids, load_rules
 from buildlog.diagnose.template import fill
 from buildlog.learn.features import failure_lines
+from buildlog.learn.model import Prediction
 from buildlog.models import Attempt, Evidence, Facts, Incident, Outcome, Report, RootCause, Status
 from buildlog.parse.events import Event
 from buildlog.resources import load_toml
@@ -163,14 +164,10 @@ def _root_causes(
 
 
 def _model_weights(data: Inputs, attempt: int) -> dict[str, float]:
-    """The classifier's probability for each cause, on the lines of one attempt (empty without a model)."""
+    """The classifier's probability for each cause on one attempt (empty without a model)."""
     span = next((s for s in data.spans if s.number == attempt), None)
-    if span is None or not data.use_model:
-        return {}
-    from buildlog.learn.model import bundled_model
-
-    model = bundled_model()
-    return model.probabilities(failure_lines(data.events, span.start, span.end)) if model else {}
+    prediction = _classify(data, span) if span is not None else None
+    return dict(prediction.probabilities) if prediction else {}
 
 
 def _resolved(cause: str, incidents: Sequence[Incident]) -> bool:
@@ -202,15 +199,20 @@ def _last_failed_unexplained(
     return None
 
 
-def _from_model(data: Inputs, span: Span) -> RootCause | None:
-    """Ask the classifier about an attempt no rule explains; None when it abstains."""
+def _classify(data: Inputs, span: Span) -> Prediction | None:
+    """The classifier's answer about one attempt (None without a model or known words)."""
     if not data.use_model:
         return None
     from buildlog.learn.model import bundled_model  # loaded only for logs the rules leave open
 
     model = bundled_model()
     lines = failure_lines(data.events, span.start, span.end)
-    prediction = model.predict(lines) if model and lines else None
+    return model.predict(lines) if model and lines else None
+
+
+def _from_model(data: Inputs, span: Span) -> RootCause | None:
+    """Ask the classifier about an attempt no rule explains; None when it abstains."""
+    prediction = _classify(data, span)
     if prediction is None or not prediction.confident:
         return None
     rule = max((r for r in load_rules() if r.cause == prediction.cause), key=lambda r: r.priority)
@@ -245,13 +247,7 @@ def _unknown(data: Inputs, span: Span) -> RootCause:
 
 
 def _model_guess(data: Inputs, span: Span) -> str:
-    if not data.use_model:
-        return ""
-    from buildlog.learn.model import bundled_model
-
-    model = bundled_model()
-    lines = failure_lines(data.events, span.start, span.end)
-    prediction = model.predict(lines) if model and lines else None
+    prediction = _classify(data, span)
     return f"{prediction.cause} ({prediction.probability:.0%})" if prediction and prediction.probability >= 0.45 else ""
 
 

@@ -28,6 +28,7 @@ class Prediction:
     probability: float
     confident: bool
     ranking: tuple[tuple[str, float], ...]
+    probabilities: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class LinearModel:
         best, prob = ranking[0]
         runner_up = ranking[1][1] if len(ranking) > 1 else 0.0
         confident = prob >= self.threshold and prob - runner_up >= self.margin
-        return Prediction(best, prob, confident, tuple(ranking[:3]))
+        return Prediction(best, prob, confident, tuple(ranking[:3]), tuple(ranking))
 
 
 def model_from_dict(data: dict) -> LinearModel:
