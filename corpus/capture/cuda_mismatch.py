@@ -117,7 +117,7 @@ def jit_load_cuda118_cu130() -> None:
                command=cmd, tools=s.versions(CUDA_11_8), outcome="failure",
                causes=["cuda_version_mismatch"],
                key_lines=["nvcc fatal   : Value 'c++20' is not defined for option 'std'",
-                          "Cuda compilation tools, release 11.8", "2.14.1+cu130 13.0"],
+                          "2.14.1+cu130 13.0"],
                fix=FIX_CU130,
                notes=("load() does not run torch's CUDA version check, so the mismatch shows up as nvcc 11.8 "
                       "rejecting the -std=c++20 that torch 2.14 passes; only the versions printed before tell why."))

@@ -30,9 +30,10 @@ clean
 $CASE --slug tinyext-cpu-torch-setup-py-build-ext --cwd "$PKGS/tinyext" \
     --title "python setup.py build_ext --inplace for a CUDAExtension with torch 2.13.0+cpu (CUDA_HOME unset)" \
     --cmd "MAX_JOBS=1 $V/python setup.py build_ext --inplace" \
-    "${PY_ARGS[@]}" --nvcc "$NVCC" --cause cpu_only_torch \
+    "${PY_ARGS[@]}" --nvcc "$NVCC" --cause cuda_home_missing \
     --key "CUDA_HOME environment variable is not set" \
-    --fix "$FIX"
+    --fix "$FIX" \
+    --notes "The torch in this run is a CPU-only build, but nothing in the log says so (no version is printed and CUDA_HOME is unset), so the answer the log supports is a missing toolkit; the fix buildlog gives names a CPU-only torch as the other reason for this message. The sibling cases that print the torch version or set CUDA_HOME are labelled cpu_only_torch."
 clean
 
 $CASE --slug flash-attn-cpu-torch --cwd "$SCRATCH" \

@@ -164,8 +164,7 @@ def cmake_nvcc130_arch60() -> None:
                command=cmd, tools=s.versions(CUDA_13_0, torch=False,
                                              extra={"cmake": "cmake --version | head -1 | awk '{print $3}'"}),
                outcome="failure", causes=["unsupported_arch"],
-               key_lines=["nvcc fatal   : Unsupported gpu architecture 'compute_60'",
-                          "is not able to compile a simple test program."],
+               key_lines=["nvcc fatal   : Unsupported gpu architecture 'compute_60'"],
                fix="Set CMAKE_CUDA_ARCHITECTURES to 75 or newer for CUDA 13, or use CUDA 12.x for Pascal GPUs.")
 
 

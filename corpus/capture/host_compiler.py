@@ -72,8 +72,7 @@ def cmake_nvcc118_gcc12() -> None:
     write_case(slug, s, title="CMake project with LANGUAGES CUDA configured with nvcc 11.8 and gcc 12.2",
                command=cmd, tools=s.versions(CUDA_11_8, torch=False, extra={"cmake": "cmake --version | head -1 | awk '{print $3}'"}),
                outcome="failure", causes=["unsupported_host_compiler"],
-               key_lines=["error: #error -- unsupported GNU version! gcc versions later than 11 are",
-                          "Compiling the CUDA compiler identification source file"],
+               key_lines=["error: #error -- unsupported GNU version! gcc versions later than 11 are"],
                fix=("CUDA 11.8 accepts gcc up to 11: configure with -DCMAKE_CUDA_HOST_COMPILER=g++-11 "
                     "(or CUDAHOSTCXX=g++-11), or use a newer CUDA."),
                notes="CMake re-wraps the compiler's message over several lines.")
