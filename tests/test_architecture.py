@@ -24,5 +24,7 @@ def test_lint_is_clean():
     script = Path(sys.executable).parent / "ruff"
     if not script.exists():
         pytest.skip("ruff is not installed (pip install -e '.[test]')")
-    proc = subprocess.run([str(script), "check", "buildlog", "tests", "bench"], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(script), "check", "buildlog", "tests", "bench"], cwd=ROOT, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout[-3000:]
