@@ -1,4 +1,5 @@
-"""The user's cache folder: compiled scan databases and proof that the knowledge files validated.
+"""The user's cache folder: compiled scan databases, parsed knowledge files, and proof that the
+knowledge files validated.
 
 Everything here is an optimisation that can vanish at any time: a missing, unreadable or
 read-only cache only costs the next run the work it would have saved.
@@ -7,9 +8,14 @@ read-only cache only costs the next run the work it would have saved.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 CACHE_ENV = "BUILDLOG_CACHE_DIR"
 CACHE_KEEP = 8  # entries of each kind; older ones are for inputs that have changed since
@@ -54,3 +60,25 @@ def validated(kind: str, texts: Iterable[str]) -> tuple[bool, Path]:
         return path.is_file(), path
     except OSError:
         return False, path
+
+
+def remembered(kind: str, source: bytes, build: Callable[[], T]) -> T:
+    """`build()`, kept on disk (marshal) under a hash of the `source` it derives from.
+
+    For plain data (dicts, lists, strings, numbers) that is slow to derive and quick to load:
+    parsing the knowledge files with a pure-Python TOML parser costs more than explaining a small
+    log. Data marshal cannot store (dates, objects) is simply not kept.
+    """
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}/{marshal.version}".encode()
+    path = cache_dir() / f"{kind}-{digest([version, source])}.marshal"
+    try:
+        return marshal.loads(path.read_bytes())  # type: ignore[no-any-return]
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    value = build()
+    try:
+        data = marshal.dumps(value)  # type: ignore[arg-type]
+    except ValueError:
+        return value
+    write_cache(path, data)
+    return value

@@ -20,7 +20,7 @@ from buildlog.errors import BuildlogError
 from buildlog.models import Facts, FactValue
 from buildlog.parse.events import Event
 from buildlog.parse.window import search
-from buildlog.resources import knowledge_text, tomllib
+from buildlog.resources import knowledge_text, parse_toml
 
 SCALAR_FACTS = (
     "nvcc", "cuda_home", "torch", "torch_cuda", "driver", "driver_cuda", "gcc", "python", "interpreter",
@@ -83,7 +83,7 @@ def fact_patterns() -> tuple[FactPattern, ...]:
     """The bundled fact patterns, validated once per version of facts.toml (see load_rules)."""
     text = knowledge_text("facts.toml")
     ok, marker = validated("facts", [text])
-    raw = tomllib.loads(text)["fact"]
+    raw = parse_toml(text, "facts")["fact"]
     if ok:
         return tuple(FactPattern.model_construct(**r) for r in raw)
     try:

@@ -10,6 +10,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from buildlog.cache import remembered
+
 if sys.version_info >= (3, 11):
     from importlib.resources.abc import Traversable
 
@@ -36,7 +38,13 @@ def knowledge_file(*parts: str) -> Traversable:
 @cache
 def load_toml(*parts: str) -> dict[str, Any]:
     """Parse a TOML file under buildlog/knowledge (cached: the data never changes in a run)."""
-    return tomllib.loads(knowledge_file(*parts).read_text("utf-8"))
+    return parse_toml(knowledge_file(*parts).read_text("utf-8"), "-".join(parts))
+
+
+def parse_toml(text: str, name: str) -> dict[str, Any]:
+    """tomllib.loads, remembered between runs in the user cache (see cache.remembered)."""
+    stem = name.removesuffix(".toml").replace("/", ".").replace("-", ".")
+    return remembered(f"toml.{stem}", text.encode("utf-8"), lambda: tomllib.loads(text))
 
 
 def toml_texts(folder: str) -> list[tuple[str, str]]:
@@ -48,7 +56,7 @@ def toml_texts(folder: str) -> list[tuple[str, str]]:
 
 def toml_files(folder: str) -> list[tuple[str, dict[str, Any]]]:
     """Every TOML file in a knowledge sub-folder, by name, parsed."""
-    return [(name, tomllib.loads(text)) for name, text in toml_texts(folder)]
+    return [(name, parse_toml(text, f"{folder}.{name}")) for name, text in toml_texts(folder)]
 
 
 def knowledge_text(*parts: str) -> str:

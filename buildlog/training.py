@@ -15,7 +15,7 @@ from pathlib import Path
 from buildlog.analyze import Analysis, run
 from buildlog.errors import BuildlogError
 from buildlog.learn.features import FEATURES_VERSION, failure_lines, tokens
-from buildlog.learn.model import MODEL_FORMAT, LinearModel, model_from_dict
+from buildlog.learn.model import MODEL_FORMAT, LinearModel, model_from_dict, pack_floats
 from buildlog.store.cases import Case
 
 # The model only sees failures no rule explains, which are often unlike anything it was trained on:
@@ -94,15 +94,17 @@ def fit(samples: Sequence[Sample], corpus: str) -> dict:
 
 
 def _export(vectorizer, model, corpus: str) -> dict:  # type: ignore[no-untyped-def]
+    """The parts inference needs; words whose every coefficient rounds to nothing are left out."""
     import sklearn
 
-    vocab = sorted(vectorizer.vocabulary_.items())
-    coef: dict[str, list[list[float]]] = {}
-    for word, column in vocab:
-        pairs = [[cls, round(float(model.coef_[cls, column]), 5)] for cls in range(len(model.classes_))]
-        kept = [p for p in pairs if abs(p[1]) >= 1e-4]
-        if kept:
-            coef[word] = kept
+    classes = range(len(model.classes_))
+    words, idf, coef = [], [], []
+    for word, column in sorted(vectorizer.vocabulary_.items()):
+        row = [round(float(model.coef_[cls, column]), 5) for cls in classes]
+        if any(abs(c) >= 1e-4 for c in row):
+            words.append(word)
+            idf.append(round(float(vectorizer.idf_[column]), 5))
+            coef += row
     return {
         "format": MODEL_FORMAT,
         "features_version": FEATURES_VERSION,
@@ -112,8 +114,9 @@ def _export(vectorizer, model, corpus: str) -> dict:  # type: ignore[no-untyped-
         "margin": MARGIN,
         "classes": [str(c) for c in model.classes_],
         "intercept": [round(float(x), 5) for x in model.intercept_],
-        "idf": {w: round(float(vectorizer.idf_[i]), 5) for w, i in vocab if w in coef},
-        "coef": coef,
+        "vocabulary": words,
+        "idf": idf,
+        "coef": pack_floats(coef),
     }
 
 

@@ -72,4 +72,4 @@ def train(folder: str, output: str | None) -> None:
     data = fit_corpus(list(iter_cases(Path(folder))))
     target = Path(output) if output else Path(str(knowledge_file("model.json")))
     write_model(data, target)
-    click.echo(f"trained on {len(data['classes'])} causes, {len(data['coef'])} features -> {target}")
+    click.echo(f"trained on {len(data['classes'])} causes, {len(data['vocabulary'])} features -> {target}")

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from buildlog.cache import validated, write_cache
 from buildlog.errors import BuildlogError
-from buildlog.resources import knowledge_text, load_toml, toml_texts, tomllib
+from buildlog.resources import knowledge_text, load_toml, parse_toml, toml_texts
 
 Role = Literal["cause", "symptom", "success", "noise"]
 
@@ -159,7 +159,7 @@ def load_rules() -> tuple[Rule, ...]:
     """
     texts = toml_texts("rules")
     ok, marker = validated("rules", [t for _, t in texts] + [knowledge_text("causes.toml")])
-    documents = [(name, tomllib.loads(text)) for name, text in texts]
+    documents = [(name, parse_toml(text, f"rules.{name}")) for name, text in texts]
     if ok:
         return tuple(_trusted(raw) for _, doc in documents for raw in doc.get("rule", []))
     rules = parse_rules(documents, cause_ids())

@@ -52,11 +52,9 @@ def tfidf(words: Sequence[str], idf: Mapping[str, float]) -> dict[str, float]:
     return {w: v / norm for w, v in vector.items()}
 
 
-def cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
-    """Dot product of two L2-normalised sparse vectors."""
-    if len(a) > len(b):
-        a, b = b, a
-    return sum(v * b.get(w, 0.0) for w, v in a.items())
+def tfidf_norm(counts: Mapping[str, int], idf: Mapping[str, float]) -> float:
+    """Length of the tf-idf vector of token counts (1 for an empty one, so that dividing is safe)."""
+    return math.sqrt(sum(((1.0 + math.log(n)) * idf[w]) ** 2 for w, n in counts.items() if w in idf)) or 1.0
 
 
 def idf_from(documents: Iterable[Iterable[str]]) -> dict[str, float]:

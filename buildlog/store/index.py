@@ -19,8 +19,9 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from buildlog.cache import remembered
 from buildlog.errors import BuildlogError
-from buildlog.learn.features import FEATURES_VERSION, idf_from
+from buildlog.learn.features import FEATURES_VERSION, idf_from, tfidf_norm
 
 if TYPE_CHECKING:
     from buildlog.store.cases import Case
@@ -97,15 +98,25 @@ def default_index_path() -> Path:
 
 @cache
 def load_index() -> dict[str, Any]:
-    """The bundled index; an empty one when the file is missing or of another format."""
+    """The bundled index, each case with its vector length under the index's idf ("norm");
+    an empty index when the file is missing or of another format.
+
+    Parsing the file and the lengths are remembered in the user cache between runs.
+    """
     from buildlog.resources import knowledge_file
 
     node = knowledge_file(INDEX_FILE)
     if not node.is_file():
         return {"cases": [], "idf": {}}
-    data = json.loads(node.read_text("utf-8"))
+    raw = node.read_bytes()
+    return remembered("index", raw, lambda: _with_norms(json.loads(raw)))
+
+
+def _with_norms(data: dict[str, Any]) -> dict[str, Any]:
     if data.get("format") != INDEX_FORMAT or data.get("features_version") != FEATURES_VERSION:
         return {"cases": [], "idf": {}}
+    for case in data["cases"]:
+        case["norm"] = tfidf_norm(case["counts"], data["idf"])
     return data
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildlog.analyze import Analysis
-from buildlog.learn.features import cosine, fingerprint, idf_from
+from buildlog.learn.features import fingerprint, idf_from, tfidf_norm
 from buildlog.models import Similar
 from buildlog.store.intake import features, incident_lines
 
@@ -35,14 +35,20 @@ class Past:
     origin: str
     seen: int = 1
     last_seen: str = ""
+    norm: float | None = None  # length of its tf-idf vector, where known for the idf in use
 
 
-def corpus_past() -> list[Past]:
-    """The labelled cases of the bundled corpus index."""
+def corpus_past(with_norms: bool = False) -> list[Past]:
+    """The labelled cases of the bundled corpus index.
+
+    `with_norms`: carry each case's vector length under the index's own idf, which saves
+    computing them when that is the idf the ranking uses.
+    """
     from buildlog.store.index import load_index
 
     return [
-        Past(c["key"], c["cause"], c["title"], c["fix"], c["shape"], c["counts"], "corpus")
+        Past(c["key"], c["cause"], c["title"], c["fix"], c["shape"], c["counts"], "corpus",
+             norm=c["norm"] if with_norms else None)
         for c in load_index()["cases"]
     ]  # fmt: skip
 
@@ -83,7 +89,7 @@ def rank(
     idf = idf if idf is not None else idf_from([p.counts for p in pasts])
     query = vector(features(lines), idf)
     scored = sorted(
-        ((cosine(query, vector(p.counts, idf)), p) for p in others),
+        ((_cosine(query, p, idf), p) for p in others),
         key=lambda sp: (-sp[0], sp[1].origin != "store", sp[1].key),
     )
     found = [_similar(p, 1.0, True) for p in exact]
@@ -103,8 +109,9 @@ def seen_before(
     from buildlog.store.index import load_index
 
     mine = store_past(store) if store is not None else []
-    idf = None if mine else load_index()["idf"]
-    return rank(lines, [*mine, *corpus_past()], idf, threshold, limit)
+    if mine:  # the idf then spans the store as well
+        return rank(lines, [*mine, *corpus_past()], None, threshold, limit)
+    return rank(lines, corpus_past(with_norms=True), load_index()["idf"], threshold, limit)
 
 
 def _unique(pasts: Iterable[Past]) -> list[Past]:
@@ -115,11 +122,18 @@ def _unique(pasts: Iterable[Past]) -> list[Past]:
     return list(out.values())
 
 
+def _cosine(query: Mapping[str, float], past: Past, idf: Mapping[str, float]) -> float:
+    """cosine(query, vector(past.counts, idf)), touching only the query's words of the past."""
+    counts = past.counts
+    dot = sum(q * (1.0 + math.log(counts[w])) * idf[w] for w, q in query.items() if w in counts)
+    return dot / (past.norm or tfidf_norm(counts, idf))
+
+
 def vector(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
     """features.tfidf computed from token counts (what the index and the store keep) instead of a word list."""
     weights = {w: (1.0 + math.log(n)) * idf[w] for w, n in counts.items() if w in idf}
-    norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
-    return {w: v / norm for w, v in weights.items()}
+    length = tfidf_norm(counts, idf)
+    return {w: v / length for w, v in weights.items()}
 
 
 def _similar(past: Past, score: float, exact: bool) -> Similar:
