@@ -12,6 +12,7 @@ import pytest
 from buildlog.errors import BuildlogError
 from buildlog.learn.features import fingerprint, idf_from, mask, tfidf, tokens
 from buildlog.learn.model import bundled_model, model_from_dict
+from buildlog.resources import knowledge_text
 from buildlog.store.cases import iter_cases
 from tests.conftest import CORPUS
 
@@ -58,6 +59,14 @@ def test_exported_model_scores_like_scikit_learn():
 def test_model_format_is_checked():
     with pytest.raises(BuildlogError, match="retrain"):
         model_from_dict({"format": 999, "features_version": "1"})
+
+
+def test_a_matrix_that_does_not_fit_the_vocabulary_is_refused():
+    data = json.loads(knowledge_text("model.json"))
+    data["vocabulary"] = data["vocabulary"][:-1]
+    data["idf"] = data["idf"][:-1]
+    with pytest.raises(BuildlogError, match="damaged"):
+        model_from_dict(data)
 
 
 def test_bundled_model_was_trained_on_this_corpus():
