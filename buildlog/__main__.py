@@ -1,5 +1,5 @@
 """Allows `python -m buildlog`."""
 
-from buildlog.cli import main
+from buildlog.cli import run
 
-main()
+run()

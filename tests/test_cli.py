@@ -111,3 +111,5 @@ def test_real_process_module_entry_point(tmp_path):
         [sys.executable, "-m", "buildlog", "explain", str(tmp_path / "no.log")], capture_output=True, text=True
     )
     assert missing.returncode == 2 and missing.stderr.startswith("buildlog:") and "Traceback" not in missing.stderr
+    failed = subprocess.run([sys.executable, "-m", "buildlog", "explain", str(log), "--fail"], capture_output=True)
+    assert failed.returncode == 1

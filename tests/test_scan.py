@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import platform
 
 import pytest
 
@@ -62,6 +63,15 @@ def test_empty_input():
 # --- engines, budgets, odd inputs ------------------------------------------------------------
 
 ENGINES = ["stdlib", "hyperscan"] if hyperscan_available() else ["stdlib"]
+WHEEL_MACHINES = ("x86_64", "AMD64", "aarch64", "arm64")  # where pyproject makes hyperscan a dependency
+
+
+@pytest.mark.skipif(platform.machine() not in WHEEL_MACHINES, reason="hyperscan has no wheel for this machine")
+def test_the_fast_engine_is_installed_where_it_is_a_dependency():
+    assert hyperscan_available()
+    assert "hyperscan" in ENGINES
+
+
 ANCHORS = [b"error:", b"FAILED:", b"\n+ ", b"Deprecat", b"No space left"]
 BUDGETS = {b"/bin/nvcc ": 2, b"-gencode": 3}
 
