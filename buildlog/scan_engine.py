@@ -217,8 +217,15 @@ class StdlibEngine:
 
 
 class HyperscanEngine:
-    """All anchors in hyperscan passes: one database for the anchors never left out, kept on disk,
-    and a small one per set of budgeted (`volatile`) anchors still wanted, compiled when needed."""
+    """Every anchor in one hyperscan pass, plus a second pass only where a budgeted anchor needs it.
+
+    The budgeted (`volatile`) anchors are the ones that occur on every compile line: reporting
+    each of their matches to Python would cost more than the scan. In the main database they
+    report at most their first match per chunk (HS_FLAG_SINGLEMATCH), which tells whether they
+    occur at all; only when a budgeted anchor that is still wanted does occur is the chunk scanned
+    again for all its matches, by a small database of just those anchors. Once their budgets are
+    spent, a chunk costs one pass. The main database is kept in the user cache directory.
+    """
 
     name = "hyperscan"
 
@@ -227,38 +234,51 @@ class HyperscanEngine:
 
         self._hs = hyperscan
         self.anchors = tuple(anchors)
-        self._volatile = sorted(volatile)
-        stable = [i for i in range(len(self.anchors)) if i not in volatile]
-        self._stable = _hyperscan_database(hyperscan, self.anchors, stable, cache=True) if stable else None
-        self._live: dict[frozenset[int], Any] = {}
+        self._volatile = frozenset(volatile)
+        everything = list(range(len(self.anchors)))
+        self._main = _hyperscan_database(hyperscan, self.anchors, everything, cache=True, single=self._volatile)
+        self._full: dict[frozenset[int], Any] = {}
 
     def find(self, chunk: bytes, start: int, skip: frozenset[int]) -> list[Occurrence]:
         out: list[Occurrence] = []
+        wanted: set[int] = set()  # budgeted anchors still wanted that occur in this chunk
+        volatile = self._volatile
 
         def on_match(index: int, _from: int, to: int, _flags: int, _context: object) -> None:
+            if index not in volatile:
+                out.append((start + to - 1, index))
+            elif index not in skip:
+                wanted.add(index)
+
+        def on_full_match(index: int, _from: int, to: int, _flags: int, _context: object) -> None:
             out.append((start + to - 1, index))
 
         data = memoryview(chunk)[start:] if start else chunk
-        for database in (self._stable, self._volatile_database(skip)):
-            if database is not None:
-                database.scan(data, match_event_handler=on_match)
+        self._main.scan(data, match_event_handler=on_match)
+        if wanted:
+            self._full_database(frozenset(wanted)).scan(data, match_event_handler=on_full_match)
         out.sort()
         return out
 
-    def _volatile_database(self, skip: frozenset[int]) -> Any:
-        live = frozenset(i for i in self._volatile if i not in skip)
-        if live not in self._live:
-            everything = len(live) == len(self._volatile)  # the set every run starts with: worth keeping
-            self._live[live] = (
-                _hyperscan_database(self._hs, self.anchors, sorted(live), cache=everything) if live else None
-            )
-        return self._live[live]
+    def _full_database(self, indices: frozenset[int]) -> Any:
+        if indices not in self._full:
+            self._full[indices] = _hyperscan_database(self._hs, self.anchors, sorted(indices), cache=False)
+        return self._full[indices]
 
 
-def _hyperscan_database(hs: Any, anchors: Sequence[Anchor], keep: list[int], cache: bool) -> Any:
-    """Compile (or load from the cache) a block-mode database of the kept anchors."""
+def _hyperscan_database(
+    hs: Any, anchors: Sequence[Anchor], keep: list[int], cache: bool, single: frozenset[int] = frozenset()
+) -> Any:
+    """Compile (or load from the cache) a block-mode database of the kept anchors.
+
+    Anchors in `single` report only their first match in each scan.
+    """
     patterns = [_hs_pattern(anchors[i]) for i in keep]
-    key = digest([hs.__version__.encode(), *patterns, repr(keep).encode()])
+    flags = [
+        (hs.HS_FLAG_MULTILINE if anchors[i].line_start else 0) | (hs.HS_FLAG_SINGLEMATCH if i in single else 0)
+        for i in keep
+    ]
+    key = digest([hs.__version__.encode(), *patterns, repr(keep).encode(), repr(flags).encode()])
     path = cache_dir() / f"hs-{key}.db" if cache and len(keep) >= CACHE_MIN_ANCHORS else None
     if path is not None and path.exists():
         try:
@@ -268,7 +288,6 @@ def _hyperscan_database(hs: Any, anchors: Sequence[Anchor], keep: list[int], cac
         except (OSError, hs.error):
             pass
     database = hs.Database(mode=hs.HS_MODE_BLOCK)
-    flags = [hs.HS_FLAG_MULTILINE if anchors[i].line_start else 0 for i in keep]
     database.compile(expressions=patterns, ids=keep, elements=len(keep), flags=flags)
     if path is not None:
         write_cache(path, hs.dumpb(database))
