@@ -11,62 +11,16 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from buildlog.diagnose.engine import Diagnoser, Finding, outcome_of
-from buildlog.diagnose.rules import load_rules
-from buildlog.facts import Observation, fact_patterns, fold, observe
+from buildlog.facts import Observation, fold, observe
+from buildlog.firstpass import parse_events
 from buildlog.ingest.clean import clean_line
 from buildlog.ingest.reader import Source, iter_chunks
 from buildlog.ingest.redact import redact
 from buildlog.models import Facts, Report
-from buildlog.parse.events import GRAMMAR_ANCHORS, Event, parse_line
+from buildlog.parse.events import Event
 from buildlog.report import Inputs, build_report
-from buildlog.scan import Scanner, ScanSummary
-from buildlog.segment import Span, group_steps, segment, stage_markers
-
-
-@cache
-def anchors() -> tuple[bytes, ...]:
-    """Every literal that makes a line worth parsing: rules, fact patterns, stages, grammars."""
-    words: set[str] = set(GRAMMAR_ANCHORS)
-    for rule in load_rules():
-        words.update(rule.anchors)
-    for record in fact_patterns():
-        words.update(record.anchors)
-    for marker in stage_markers():
-        words.update(marker.anchors)
-    return tuple(sorted(w.encode("utf-8") for w in words))
-
-
-@cache
-def anchor_budgets() -> dict[bytes, int]:
-    """Anchors that only budgeted fact patterns and stage markers use, with the largest budget."""
-    budgets: dict[str, int] = {}
-    unlimited: set[str] = set(GRAMMAR_ANCHORS)
-    for rule in load_rules():
-        unlimited.update(rule.anchors)
-    records = [(r.anchors, r.budget) for r in fact_patterns()] + [(m.anchors, m.budget) for m in stage_markers()]
-    for words, budget in records:
-        for word in words:
-            if budget:
-                budgets[word] = max(budget, budgets.get(word, 0))
-            else:
-                unlimited.add(word)
-    return {w.encode("utf-8"): n for w, n in budgets.items() if w not in unlimited}
-
-
-def parse_events(chunks: Iterable[bytes], summary: ScanSummary, redact_paths: bool = False) -> list[Event]:
-    """Scan, clean (secrets masked) and parse the candidate lines.
-
-    Budgets start afresh at each command, as the scan waits on the command's line.
-    """
-    scanner = Scanner(anchors(), after=6, budgets=anchor_budgets())
-    events = []
-    for cand in scanner.scan(chunks, summary):
-        after = tuple(clean_line(raw, redact_paths) for raw in cand.after)
-        event = parse_line(cand.number, clean_line(cand.raw, redact_paths), after)
-        if event.kind == "command":
-            scanner.reset_budgets()
-        events.append(event)
-    return events
+from buildlog.scan import ScanSummary
+from buildlog.segment import Span, group_steps, segment
 
 
 @dataclass(frozen=True)
@@ -87,6 +41,13 @@ def run(name: str, chunks: Iterable[bytes], redact_paths: bool = False, use_mode
     """
     summary = ScanSummary()
     events = parse_events(chunks, summary, redact_paths)
+    return run_events(name, events, summary, redact_paths, use_model)
+
+
+def run_events(
+    name: str, events: list[Event], summary: ScanSummary, redact_paths: bool = False, use_model: bool = True
+) -> Analysis:
+    """Every stage after the first pass (firstpass.parse_events), which may have run elsewhere."""
     observations = list(observe(events))
     steps = segment(events, summary.lines)
     findings = Diagnoser().findings(events, steps, _facts_by_attempt(observations, steps))

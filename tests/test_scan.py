@@ -94,7 +94,7 @@ def _corpus_logs():
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_engines_agree_with_each_other_on_the_corpus(engine):
-    from buildlog.analyze import anchor_budgets, anchors
+    from buildlog.firstpass import anchor_budgets, anchors
 
     for path in _corpus_logs():
         data = path.read_bytes()
@@ -155,7 +155,7 @@ def test_reader_cuts_long_lines_at_the_same_places_whatever_the_read_size():
 
 
 def test_every_anchor_has_exactly_one_trigger_that_it_contains():
-    from buildlog.analyze import anchors
+    from buildlog.firstpass import anchors
 
     parsed = [Anchor.parse(a) for a in anchors()]
     texts = [b"\n" + a.text if a.line_start else a.text for a in parsed]
@@ -180,7 +180,7 @@ def test_unbudgeted_anchors_stay_out_of_ordinary_compiler_output():
     import random
 
     from bench import gen
-    from buildlog.analyze import anchor_budgets, anchors
+    from buildlog.firstpass import anchor_budgets, anchors
 
     rng = random.Random(7)
     noise = "".join(gen.noise_unit(rng, i, 300) for i in range(300)) + "".join(gen.pip_block(rng) for _ in range(5))

@@ -60,14 +60,18 @@ def explain(
       buildlog explain ci.log.gz --format markdown --redact-paths > ticket.md
       buildlog explain build.log --format json | jq -r '.root_causes[].id'
     """
-    from buildlog.analyze import run
-    from buildlog.ingest.reader import iter_chunks, open_source, with_progress
-    from buildlog.store.paths import store_path
-    from buildlog.store.similar import seen_before
+    from buildlog.cli.ahead import FirstPass
+    from buildlog.ingest.reader import open_source
 
     source = open_source(log)
     with source.stream:
-        analysis = run(source.name, with_progress(source, iter_chunks(source.stream)), redact_paths=redact_paths)
+        first = FirstPass.start(source, redact_paths)  # a big file is read while the rest loads
+        from buildlog.analyze import run_events
+        from buildlog.store.paths import store_path
+        from buildlog.store.similar import seen_before
+
+        events, summary = first.result()
+    analysis = run_events(source.name, events, summary, redact_paths=redact_paths)
     report = analysis.report.model_copy(update={"similar": seen_before(analysis, store_path(store))})
     _emit(report, fmt, color, width)
     sys.exit(EXIT_FAILURES_FOUND if fail and report.status == "failure" else EXIT_OK)

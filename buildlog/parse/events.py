@@ -9,11 +9,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-
-from lark import Token, Tree
-from lark.exceptions import LarkError
+from typing import TYPE_CHECKING
 
 from buildlog.parse.grammars import parser
+
+if TYPE_CHECKING:
+    from lark import Tree
+
+# lark is imported where a line is parsed, not here: a run whose lines were parsed in another
+# process (cli/ahead.py) uses the Event type without ever loading lark.
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +97,8 @@ def grammars_for(text: str, indent: int) -> tuple[str, ...]:
 
 def parse_line(number: int, cleaned: str, after: tuple[str, ...] = ()) -> Event:
     """Parse one cleaned line; the first grammar that accepts it names the event."""
+    from lark.exceptions import LarkError
+
     text = cleaned.lstrip()
     indent = len(cleaned) - len(text)
     for name in grammars_for(text, indent):
@@ -109,6 +115,8 @@ def parse_line(number: int, cleaned: str, after: tuple[str, ...] = ()) -> Event:
 def _event_from_tree(
     name: str, tree: Tree, number: int, text: str, indent: int, after: tuple[str, ...]
 ) -> Event | None:
+    from lark import Tree
+
     node = tree.children[0] if tree.children and isinstance(tree.children[0], Tree) else tree
     if name == "command":
         return _command_event(tree, number, text, indent, after)
@@ -132,6 +140,8 @@ _KIND_NAMES = {
 
 def _token_fields(node: Tree) -> dict[str, str]:
     """Token values by lower-cased terminal name; repeats get _2, _3 suffixes."""
+    from lark import Token
+
     out: dict[str, str] = {}
     for token in node.scan_values(lambda v: isinstance(v, Token)):
         key = token.type.lower()
@@ -144,6 +154,8 @@ def _token_fields(node: Tree) -> dict[str, str]:
 
 
 def _command_event(tree: Tree, number: int, text: str, indent: int, after: tuple[str, ...]) -> Event | None:
+    from lark import Token, Tree
+
     fields: dict[str, str] = {"prompt": "none"}
     commands: list[SimpleCommand] = []
     for child in tree.children:
@@ -165,6 +177,8 @@ def _command_event(tree: Tree, number: int, text: str, indent: int, after: tuple
 
 
 def _simple(node: Tree) -> SimpleCommand:
+    from lark import Token
+
     env: dict[str, str] = {}
     argv: list[str] = []
     for token in node.children:

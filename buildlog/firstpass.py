@@ -1,0 +1,89 @@
+"""The first pass: bytes -> candidate lines -> events, selected by the anchors of every rule,
+fact pattern, stage marker and grammar.
+
+It needs the scanner, the cleaner and the grammars, not the rules engine or the report models:
+the anchors and their budgets are remembered in the user cache, keyed by the knowledge files
+they come from, so a run can start reading its input before the rest of buildlog is loaded
+(see cli/ahead.py). Working them out loads and checks every rule, which is left to the first
+run after the knowledge changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+
+from buildlog import __version__
+from buildlog.cache import remembered
+from buildlog.ingest.clean import clean_line
+from buildlog.parse.events import GRAMMAR_ANCHORS, Event, parse_line
+from buildlog.resources import knowledge_text, toml_texts
+from buildlog.scan import Scanner, ScanSummary
+
+PLAN_FORMAT = "1"  # bump when what the plan is made of changes beyond the knowledge files
+
+
+def anchors() -> tuple[bytes, ...]:
+    """Every literal that makes a line worth parsing: rules, fact patterns, stages, grammars."""
+    return anchor_plan()[0]
+
+
+def anchor_budgets() -> dict[bytes, int]:
+    """Anchors that only budgeted fact patterns and stage markers use, with the largest budget."""
+    return anchor_plan()[1]
+
+
+@cache
+def anchor_plan() -> tuple[tuple[bytes, ...], dict[bytes, int]]:
+    """(anchors, budgets), remembered per version of buildlog and of the knowledge files."""
+    texts = [t for _, t in toml_texts("rules")]
+    texts += [knowledge_text(name) for name in ("causes.toml", "facts.toml", "stages.toml")]
+    key = "\0".join([__version__, PLAN_FORMAT, *GRAMMAR_ANCHORS, *texts]).encode("utf-8")
+    words, budgets = remembered("anchors", key, work_out_plan)
+    return tuple(words), dict(budgets)
+
+
+def work_out_plan() -> tuple[list[bytes], dict[bytes, int]]:
+    """The plan from the validated knowledge: the anchors, and which of them have a budget.
+
+    An anchor that some unbudgeted record (a rule, an unbudgeted fact pattern or stage marker,
+    a grammar) also uses has no budget: its lines are always wanted.
+    """
+    from buildlog.diagnose.rules import load_rules
+    from buildlog.facts import fact_patterns
+    from buildlog.segment import stage_markers
+
+    rules = load_rules()
+    budgeted = [(r.anchors, r.budget) for r in fact_patterns()] + [(m.anchors, m.budget) for m in stage_markers()]
+    words: set[str] = set(GRAMMAR_ANCHORS)
+    unlimited: set[str] = set(GRAMMAR_ANCHORS)
+    for rule in rules:
+        words.update(rule.anchors)
+        unlimited.update(rule.anchors)
+    budgets: dict[str, int] = {}
+    for record_words, budget in budgeted:
+        words.update(record_words)
+        for word in record_words:
+            if budget:
+                budgets[word] = max(budget, budgets.get(word, 0))
+            else:
+                unlimited.add(word)
+    plan = sorted(w.encode("utf-8") for w in words)
+    return plan, {w.encode("utf-8"): n for w, n in budgets.items() if w not in unlimited}
+
+
+def parse_events(chunks: Iterable[bytes], summary: ScanSummary, redact_paths: bool = False) -> list[Event]:
+    """Scan, clean (secrets masked) and parse the candidate lines.
+
+    Budgets start afresh at each command, as the scan waits on the command's line.
+    """
+    words, budgets = anchor_plan()
+    scanner = Scanner(words, after=6, budgets=budgets)
+    events = []
+    for cand in scanner.scan(chunks, summary):
+        after = tuple(clean_line(raw, redact_paths) for raw in cand.after)
+        event = parse_line(cand.number, clean_line(cand.raw, redact_paths), after)
+        if event.kind == "command":
+            scanner.reset_budgets()
+        events.append(event)
+    return events
