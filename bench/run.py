@@ -7,7 +7,8 @@
 For every size, each round runs every command once on the same file (so the page cache and the
 machine's load are shared), and the report gives medians over the rounds, ratios to
 `grep -E -c` with the rules' own patterns (converted to ERE, see bench/ere.py) and to `wc -l`, and
-each command's peak resident memory (ru_maxrss of the child, from os.wait4). It also checks that
+each command's peak resident memory (GNU time's %M; for explain, the sum of its own peak and
+that of the process it reads the log in, see tree_peak_mb). It also checks that
 the report names every cause the generator buried (root_causes ids in `--format json`).
 
 Logs are written to $BUILDLOG_BENCH_DIR (default /tmp/buildlog-bench), never into the repository,
@@ -58,9 +59,11 @@ class Series:
     def median(self) -> float:
         return statistics.median(s.seconds for s in self.samples)
 
+    tree_mb: float = 0.0  # explain: its own peak plus its reading process's (see tree_peak_mb)
+
     @property
     def peak_mb(self) -> float:
-        return max(s.rss_mb for s in self.samples)
+        return max(max(s.rss_mb for s in self.samples), self.tree_mb)
 
 
 TIME = "/usr/bin/time"
@@ -138,12 +141,46 @@ def commands(log: Path, patterns: Path, engines: Sequence[str]) -> dict[str, tup
 
 
 def measure(cmds: dict[str, tuple[list[str], dict[str, str] | None]], repeat: int) -> dict[str, Series]:
-    """Round-robin: every command once per round, in the same order."""
+    """Round-robin: every command once per round, in the same order; then explain's memory."""
     series = {label: Series(label) for label in cmds}
     for _ in range(repeat):
         for label, (argv, env) in cmds.items():
             series[label].samples.append(run_once(argv, env))
+    for label, (argv, env) in cmds.items():
+        if "explain" in argv:
+            series[label].tree_mb = tree_peak_mb(argv[argv.index("explain") :], env)
     return series
+
+
+# Runs buildlog's console entry and, at exit, writes its own peak RSS and its children's.
+TREE_PROBE = """
+import atexit, resource, sys
+out = sys.argv.pop(1)
+def report():
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    with open(out, "w") as f:
+        f.write(f"{own} {children}")
+atexit.register(report)
+from buildlog.cli import run
+run()
+"""
+
+
+def tree_peak_mb(args: Sequence[str], env: dict[str, str] | None) -> float:
+    """explain's peak memory counting both processes: its own peak plus its reading child's.
+
+    GNU time and wait4 report the larger of a process and its children, not their sum, and
+    explain reads the log in a child process while it loads (cli/ahead.py). One extra, untimed
+    run reports both peaks from inside.
+    """
+    with tempfile.NamedTemporaryFile("r") as out:
+        subprocess.run(
+            [sys.executable, "-c", TREE_PROBE, out.name, *args],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False,
+        )  # fmt: skip
+        numbers = out.read().split()
+    return sum(int(n) for n in numbers) / 1024 if len(numbers) == 2 else 0.0
 
 
 def found_causes(sample: Sample) -> set[str]:
