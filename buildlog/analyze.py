@@ -14,7 +14,6 @@ from buildlog.diagnose.engine import Diagnoser, Finding, outcome_of
 from buildlog.facts import Observation, fold, observe
 from buildlog.firstpass import parse_events
 from buildlog.ingest.clean import clean_line
-from buildlog.ingest.reader import Source, iter_chunks
 from buildlog.ingest.redact import redact
 from buildlog.models import Facts, Report
 from buildlog.parse.events import Event
@@ -72,19 +71,3 @@ def _facts_by_attempt(observations: Sequence[Observation], spans: Sequence[Span]
         return fold(observations, until=span.end, since=span.start)
 
     return facts_for
-
-
-def analyze_chunks(name: str, chunks: Iterable[bytes], redact_paths: bool = False) -> Report:
-    """Analyse a log given as chunks that end on line breaks."""
-    return run(name, chunks, redact_paths).report
-
-
-def analyze(source: Source, redact_paths: bool = False) -> Report:
-    """Analyse an opened source."""
-    with source.stream:
-        return analyze_chunks(source.name, iter_chunks(source.stream), redact_paths)
-
-
-def analyze_bytes(data: bytes, name: str = "<bytes>") -> Report:
-    """Analyse a log held in memory (tests, the store)."""
-    return analyze_chunks(name, [data] if data else [])

@@ -27,7 +27,22 @@ from buildlog.ingest.reader import Source, iter_chunks, with_progress
 from buildlog.scan import ScanSummary
 
 if TYPE_CHECKING:
+    from buildlog.analyze import Analysis
     from buildlog.parse.events import Event
+
+
+def analyse_file(path: str, redact_paths: bool = False) -> Analysis:
+    """Open and analyse a log as every command does: the first pass starts before buildlog's
+    heavier modules are loaded, in a child process where that pays (see FirstPass)."""
+    from buildlog.ingest.reader import open_source
+
+    source = open_source(path)
+    with source.stream:
+        first = FirstPass.start(source, redact_paths)
+        from buildlog.analyze import run_events
+
+        events, summary = first.result()
+    return run_events(source.name, events, summary, redact_paths=redact_paths)
 
 
 @dataclass

@@ -60,18 +60,12 @@ def explain(
       buildlog explain ci.log.gz --format markdown --redact-paths > ticket.md
       buildlog explain build.log --format json | jq -r '.root_causes[].id'
     """
-    from buildlog.cli.ahead import FirstPass
-    from buildlog.ingest.reader import open_source
+    from buildlog.cli.ahead import analyse_file
 
-    source = open_source(log)
-    with source.stream:
-        first = FirstPass.start(source, redact_paths)  # a big file is read while the rest loads
-        from buildlog.analyze import run_events
-        from buildlog.store.paths import store_path
-        from buildlog.store.similar import seen_before
+    analysis = analyse_file(log, redact_paths)
+    from buildlog.store.paths import store_path
+    from buildlog.store.similar import seen_before
 
-        events, summary = first.result()
-    analysis = run_events(source.name, events, summary, redact_paths=redact_paths)
     report = analysis.report.model_copy(update={"similar": seen_before(analysis, store_path(store))})
     _emit(report, fmt, color, width)
     sys.exit(EXIT_FAILURES_FOUND if fail and report.status == "failure" else EXIT_OK)
@@ -118,10 +112,9 @@ def facts(log: str, fmt: str) -> None:
 
     Each value comes with the line that states it (the last statement wins).
     """
-    from buildlog.analyze import analyze
-    from buildlog.ingest.reader import open_source
+    from buildlog.cli.ahead import analyse_file
 
-    report = analyze(open_source(log))
+    report = analyse_file(log).report
     if fmt == "json":
         sys.stdout.write(report.facts.model_dump_json(indent=2, exclude_defaults=True) + "\n")
         return
@@ -161,15 +154,13 @@ def similar(log: str, fmt: str, limit: int, min_score: float | None, store: str 
       buildlog similar build.log
       buildlog similar build.log --format json --limit 10 --min-score 0.2
     """
-    from buildlog.analyze import run
-    from buildlog.ingest.reader import iter_chunks, open_source
+    from buildlog.cli.ahead import analyse_file
+
+    analysis = analyse_file(log)
     from buildlog.store.paths import store_path
     from buildlog.store.similar import THRESHOLD, seen_before
     from buildlog.store.views import similar_view
 
-    source = open_source(log)
-    with source.stream:
-        analysis = run(source.name, iter_chunks(source.stream))
     found = seen_before(analysis, store_path(store), THRESHOLD if min_score is None else min_score, limit)
     if fmt == "json":
         _json([s.model_dump() for s in found])
