@@ -81,3 +81,13 @@ def test_an_unreadable_input_reads_as_the_same_message(monkeypatch):
     monkeypatch.setattr(ahead, "_first_pass", unreadable)
     with pytest.raises(BuildlogError, match="Input/output error"):
         _read(SESSION, minimum=0)
+
+
+def test_a_refused_fork_reads_here(monkeypatch):
+    def no_more_processes():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_more_processes)
+    forked, events, summary = _read(SESSION, minimum=0)
+    monkeypatch.undo()
+    assert not forked and (events, summary) == _read(SESSION, minimum=1 << 40)[1:]

@@ -113,3 +113,33 @@ def test_real_process_module_entry_point(tmp_path):
     assert missing.returncode == 2 and missing.stderr.startswith("buildlog:") and "Traceback" not in missing.stderr
     failed = subprocess.run([sys.executable, "-m", "buildlog", "explain", str(log), "--fail"], capture_output=True)
     assert failed.returncode == 1
+
+
+def test_a_big_input_draws_a_progress_bar_on_a_terminal_only(tmp_path):
+    import os
+    import pty
+
+    from buildlog.ingest.reader import PROGRESS_MIN
+
+    log = tmp_path / "big.log"
+    with log.open("wb") as f:
+        line = b"[12/85] c++ -O3 -Werror=return-type -c x.cpp -o x.o\n"
+        f.write(line * (PROGRESS_MIN // len(line) + 1))
+    argv = [sys.executable, "-m", "buildlog", "explain", str(log), "-f", "json"]
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    drawn = b""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the terminal closes when the process ends
+            break
+        if not data:
+            break
+        drawn += data
+    proc.wait()
+    os.close(master)
+    assert proc.returncode == 0 and b"reading big.log" in drawn
+    piped = subprocess.run(argv, capture_output=True)
+    assert piped.returncode == 0 and piped.stderr == b""

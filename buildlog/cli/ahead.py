@@ -1,8 +1,8 @@
 """The first pass over a log file, run in a second process while this one loads the rest of buildlog.
 
 Explaining a log is one pass over its bytes (firstpass) and then work on the few lines it picked.
-That work needs the rules, the fact patterns and the report models loaded, which takes about as
-long as reading a hundred megabytes; the pass itself needs the scanner and the grammars. So for a
+That work needs the rules, the fact patterns and the report models loaded, which takes as long as
+scanning some tens of megabytes; the pass itself needs only the scanner and the grammars. So for a
 regular file on Linux, with a second core to run on, the pass starts in a forked child as soon as
 the file is open and its events come back through a pipe: neither process waits for the other's
 loading, and this one never loads the grammars or the scan engine at all.
@@ -75,10 +75,16 @@ class FirstPass:
         return _first_pass(self.source, self.redact_paths)
 
     def _fork(self) -> None:
-        read_end, write_end = os.pipe()
+        """Start the child; when the system refuses a process, `result` reads here instead."""
         sys.stdout.flush()
         sys.stderr.flush()
-        pid = os.fork()
+        read_end, write_end = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            return
         if pid == 0:
             os.close(read_end)
             _child(self.source, self.redact_paths, write_end)
@@ -133,7 +139,10 @@ def _child(source: Source, redact_paths: bool, write_end: int) -> NoReturn:
             pickle.dump(payload, out, protocol=pickle.HIGHEST_PROTOCOL)
         code = 0
     finally:
-        os._exit(code)  # never return into the parent's code, never run its exit handlers
+        try:
+            sys.stderr.flush()  # the progress bar's last words
+        finally:
+            os._exit(code)  # never return into the parent's code, never run its exit handlers
 
 
 def _first_pass(source: Source, redact_paths: bool) -> tuple[list[Event], ScanSummary]:
