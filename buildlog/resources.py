@@ -14,12 +14,8 @@ from buildlog.cache import remembered
 
 if sys.version_info >= (3, 11):
     from importlib.resources.abc import Traversable
-
-    import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     from importlib.abc import Traversable
-
-    import tomli as tomllib
 
 
 def grammar_text(name: str) -> str:
@@ -44,7 +40,16 @@ def load_toml(*parts: str) -> dict[str, Any]:
 def parse_toml(text: str, name: str) -> dict[str, Any]:
     """tomllib.loads, remembered between runs in the user cache (see cache.remembered)."""
     stem = name.removesuffix(".toml").replace("/", ".").replace("-", ".")
-    return remembered(f"toml.{stem}", text.encode("utf-8"), lambda: tomllib.loads(text))
+    return remembered(f"toml.{stem}", text.encode("utf-8"), lambda: parse_toml_now(text))
+
+
+def parse_toml_now(text: str) -> dict[str, Any]:
+    """tomllib.loads; the parser is loaded only when a file is not in the cache yet."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib.loads(text)
 
 
 def toml_texts(folder: str) -> list[tuple[str, str]]:
