@@ -57,7 +57,8 @@ def run_events(
     facts = facts_for(spans[-1].number)
     tail = [(n, clean_line(raw, redact_paths)) for n, raw in summary.tail]
     name = redact(name, paths=redact_paths)
-    report = build_report(Inputs(name, summary.lines, spans, findings, facts, facts_for, tail, events, use_model))
+    inputs = Inputs(name, summary.lines, spans, findings, facts, facts_for, tail, events, use_model, summary.skipped)
+    report = build_report(inputs)
     return Analysis(events, spans, findings, report)
 
 

@@ -10,7 +10,8 @@ run after the knowledge changes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
 from functools import cache
 
 from buildlog import __version__
@@ -18,9 +19,18 @@ from buildlog.cache import remembered
 from buildlog.ingest.clean import clean_line
 from buildlog.parse.events import GRAMMAR_ANCHORS, Event, parse_line
 from buildlog.resources import knowledge_text, toml_texts
-from buildlog.scan import Scanner, ScanSummary
+from buildlog.scan import Candidate, Scanner, ScanSummary
 
 PLAN_FORMAT = "1"  # bump when what the plan is made of changes beyond the knowledge files
+
+# A log that floods the scan (a hundred thousand compiler errors, the same message in a loop) is
+# analysed by its first and its last candidate lines: the first say what went wrong, the last how
+# it ended. Without a bound, every candidate becomes an event and memory and time grow with the
+# input. The real logs of the corpus stay far below (at most about 1,700 candidates).
+KEEP_FIRST = 5_000
+KEEP_FIRST_BYTES = 8 << 20
+KEEP_LAST = 1_000
+KEEP_LAST_BYTES = 2 << 20
 
 
 def anchors() -> tuple[bytes, ...]:
@@ -73,17 +83,47 @@ def work_out_plan() -> tuple[list[bytes], dict[bytes, int]]:
 
 
 def parse_events(chunks: Iterable[bytes], summary: ScanSummary, redact_paths: bool = False) -> list[Event]:
-    """Scan, clean (secrets masked) and parse the candidate lines.
+    """Scan, clean (secrets masked) and parse the candidate lines; at most the first KEEP_FIRST
+    and the last KEEP_LAST of them (and as many bytes), counting the others in summary.skipped.
 
     Budgets start afresh at each command, as the scan waits on the command's line.
     """
     words, budgets = anchor_plan()
     scanner = Scanner(words, after=6, budgets=budgets)
-    events = []
-    for cand in scanner.scan(chunks, summary):
-        after = tuple(clean_line(raw, redact_paths) for raw in cand.after)
-        event = parse_line(cand.number, clean_line(cand.raw, redact_paths), after)
+    events: list[Event] = []
+    kept_bytes = 0
+    candidates = scanner.scan(chunks, summary)
+    for cand in candidates:
+        event = _event(cand, redact_paths)
         if event.kind == "command":
             scanner.reset_budgets()
         events.append(event)
+        kept_bytes += _size(cand)
+        if len(events) >= KEEP_FIRST or kept_bytes >= KEEP_FIRST_BYTES:
+            break
+    last = _last_of(candidates, summary)
+    events += [_event(cand, redact_paths) for cand in last]
     return events
+
+
+def _last_of(candidates: Iterator[Candidate], summary: ScanSummary) -> list[Candidate]:
+    """The last candidates, within KEEP_LAST and KEEP_LAST_BYTES; the ones let go are counted."""
+    last: deque[tuple[Candidate, int]] = deque()
+    held = 0
+    for cand in candidates:
+        size = _size(cand)
+        last.append((cand, size))
+        held += size
+        while len(last) > KEEP_LAST or (held > KEEP_LAST_BYTES and len(last) > 1):
+            held -= last.popleft()[1]
+            summary.skipped += 1
+    return [cand for cand, _ in last]
+
+
+def _event(cand: Candidate, redact_paths: bool) -> Event:
+    after = tuple(clean_line(raw, redact_paths) for raw in cand.after)
+    return parse_line(cand.number, clean_line(cand.raw, redact_paths), after)
+
+
+def _size(cand: Candidate) -> int:
+    return len(cand.raw) + sum(map(len, cand.after))

@@ -152,4 +152,7 @@ class Report(Frozen):
     risks: list[Risk] = Field(default_factory=list)
     relevant: list[Evidence] = Field(default_factory=list, description="lines worth reading when no cause is certain")
     missing: str = Field("", description="what part of the log is missing, when it is too short to tell")
+    skipped: int = Field(
+        0, description="candidate lines in the middle of a flooded log left out: the first and last ones are analysed"
+    )
     similar: list[Similar] = Field(default_factory=list)

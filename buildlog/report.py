@@ -41,6 +41,7 @@ class Inputs:
     tail: Sequence[tuple[int, str]]
     events: Sequence[Event] = ()
     use_model: bool = True
+    skipped: int = 0
 
 
 def build_report(data: Inputs) -> Report:
@@ -72,6 +73,7 @@ def build_report(data: Inputs) -> Report:
         risks=run_checks(data.facts_for(last.number), last, in_last) if status != "empty" else [],
         relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
         missing=_missing(data, status, roots),
+        skipped=data.skipped,
     )
 
 

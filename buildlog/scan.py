@@ -50,6 +50,7 @@ class ScanSummary:
         self.lines = 0
         self.bytes = 0
         self.tail: deque[tuple[int, bytes]] = deque(maxlen=TAIL_LINES)
+        self.skipped = 0  # candidate lines a consumer chose not to analyse (see firstpass)
 
 
 def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> list[bytes]:
@@ -173,9 +174,21 @@ class Scanner:
 
     def _following(self, chunk: bytes, end: int, feed: _Feed) -> tuple[bytes, ...]:
         """Up to `after` lines after the one ending at `end`, from this chunk and the ones after it."""
-        lines: list[bytes] = []
-        if end >= len(chunk):  # the line goes on in the next piece, or the log ends here
+        if end >= len(chunk) or not self.after:  # the line goes on in the next piece, or the log ends here
             return ()
+        stop, find = end, chunk.find
+        for _ in range(self.after):
+            stop = find(b"\n", stop + 1)
+            if stop < 0:
+                break
+        else:  # the common case, cut in one go: all the lines end in this chunk, none needs clipping
+            if stop - end <= MAX_LINE:
+                return tuple(chunk[end + 1 : stop].split(b"\n"))
+        return self._following_across(chunk, end, feed)
+
+    def _following_across(self, chunk: bytes, end: int, feed: _Feed) -> tuple[bytes, ...]:
+        """_following line by line, into the chunks ahead and clipping long lines."""
+        lines: list[bytes] = []
         source, pos, ahead = chunk, end + 1, 0
         while len(lines) < self.after:
             if pos >= len(source):

@@ -124,6 +124,17 @@ def test_empty_report_renders():
     assert render_markdown(report).startswith("## · The log is empty")
 
 
+def test_a_flooded_log_says_what_it_left_out():
+    report = sample_report().model_copy(update={"skipped": 94000})
+    note = "94,000 candidate lines in the middle of this log were left out: its first and last ones were analysed."
+    out = io.StringIO()
+    render_terminal(report, Console(file=out, width=200, color_system=None, highlight=False))
+    assert out.getvalue().splitlines()[2] == note
+    assert f"> {note}" in render_markdown(report)
+    assert json.loads(render_json(report))["skipped"] == 94000
+    assert "left out" not in render_markdown(sample_report())
+
+
 def test_published_schema_is_current():
     """docs/report.schema.json is what `buildlog schema` prints: regenerate it when the Report changes."""
     from tests.conftest import ROOT

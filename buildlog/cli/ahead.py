@@ -132,7 +132,7 @@ def _child(source: Source, redact_paths: bool, write_end: int) -> NoReturn:
             own = Source(source.name, source.size, stream)
             try:
                 events, summary = _first_pass(own, redact_paths)
-                payload: tuple = ("events", events, summary.lines, summary.bytes, list(summary.tail))
+                payload: tuple = ("events", events, summary.lines, summary.bytes, list(summary.tail), summary.skipped)
             except BuildlogError as exc:
                 payload = ("error", str(exc))
         with os.fdopen(write_end, "wb") as out:
@@ -156,8 +156,8 @@ def _first_pass(source: Source, redact_paths: bool) -> tuple[list[Event], ScanSu
 def _unpack(payload: tuple) -> tuple[list[Event], ScanSummary]:
     if payload[0] == "error":
         raise BuildlogError(payload[1])
-    _, events, lines, size, tail = payload
+    _, events, lines, size, tail, skipped = payload
     summary = ScanSummary()
-    summary.lines, summary.bytes = lines, size
+    summary.lines, summary.bytes, summary.skipped = lines, size, skipped
     summary.tail.extend(tail)
     return events, summary

@@ -26,6 +26,16 @@ def incident_summary(incident: Incident) -> str:
     return text
 
 
+def skipped_note(report: Report) -> str:
+    """What a flooded log's report leaves out; empty when it leaves out nothing."""
+    if not report.skipped:
+        return ""
+    return (
+        f"{report.skipped:,} candidate lines in the middle of this log were left out: "
+        "its first and last ones were analysed."
+    )
+
+
 def fact_pairs(facts: Facts) -> list[tuple[str, str]]:
     """The facts worth showing, as (label, value) in a fixed order."""
     pairs: list[tuple[str, str]] = []

@@ -11,14 +11,16 @@ from buildlog.render.common import (
     incident_summary,
     resolved_note,
     similar_note,
+    skipped_note,
 )  # fmt: skip
 
 
 def render_markdown(report: Report) -> str:
     """The whole report as markdown text."""
     out = [f"## {STATUS_MARKS[report.status]} {report.headline}", "", f"`{report.source}` · {report.lines} lines"]
-    if report.missing:
-        out += ["", f"> {report.missing}"]
+    for note in (report.missing, skipped_note(report)):
+        if note:
+            out += ["", f"> {note}"]
     out += _timeline(report)
     for n, cause in enumerate(report.root_causes, start=1):
         out += _cause(n, cause, resolved_note(cause.id, report))

@@ -21,6 +21,7 @@ from buildlog.render.common import (
     incident_summary,
     resolved_note,
     similar_note,
+    skipped_note,
 )  # fmt: skip
 
 STATUS_STYLE = {"failure": "bold red", "success": "bold green", "unknown": "bold yellow", "empty": "bold"}
@@ -52,8 +53,9 @@ def _header(report: Report) -> RenderableType:
     title = Text(f"{mark} {report.headline}", style=STATUS_STYLE[report.status])
     meta = Text(f"{report.source} · {report.lines} lines", style="dim")
     parts: list[RenderableType] = [title, meta]
-    if report.missing:
-        parts.append(Text(report.missing, style="yellow"))
+    for note in (report.missing, skipped_note(report)):
+        if note:
+            parts.append(Text(note, style="yellow"))
     return Group(*parts)
 
 
