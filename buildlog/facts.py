@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from buildlog.cache import validated, write_cache
 from buildlog.errors import BuildlogError
 from buildlog.models import Facts, FactValue
+from buildlog.parse.anchors import AnchorIndex
 from buildlog.parse.events import Event
 from buildlog.parse.window import search
 from buildlog.resources import knowledge_text, parse_toml
@@ -96,15 +97,19 @@ def fact_patterns() -> tuple[FactPattern, ...]:
 
 def observe(events: Iterable[Event]) -> Iterator[Observation]:
     """Every fact stated by the events, in line order."""
-    patterns = fact_patterns()
+    index = _pattern_index()
     for event in events:
         yield from _from_banner(event)
         yield from _from_command(event)
-        for record in patterns:
-            if any(a in event.text for a in record.anchors):
-                for hit in search(record.regex, event, record.multiline, record.all_matches):
-                    for obs in _from_groups(hit.groups, hit.group_lines, event.line):
-                        yield replace(obs, change=record.change) if record.change else obs
+        for record in index.present(event.text):
+            for hit in search(record.regex, event, record.multiline, record.all_matches):
+                for obs in _from_groups(hit.groups, hit.group_lines, event.line):
+                    yield replace(obs, change=record.change) if record.change else obs
+
+
+@cache
+def _pattern_index() -> AnchorIndex[FactPattern]:
+    return AnchorIndex(fact_patterns(), lambda record: record.anchors)
 
 
 def _from_groups(groups: dict[str, str], lines: dict[str, int], default: int) -> Iterator[Observation]:

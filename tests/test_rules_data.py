@@ -110,3 +110,12 @@ def test_bundled_rule_files_pass_full_validation_without_the_cache():
     from buildlog.resources import toml_files
 
     assert len(parse_rules(toml_files("rules"), cause_ids())) == len(RULES)
+
+
+def test_the_anchor_index_finds_the_records_a_line_names_in_their_order():
+    from buildlog.parse.anchors import AnchorIndex
+
+    records = [("a", ["error:", "fatal"]), ("b", ["nvcc"]), ("c", ["error:"]), ("d", ["Killed"])]
+    index = AnchorIndex(records, lambda r: r[1])
+    assert [r[0] for r in index.present("nvcc fatal error: x")] == ["a", "b", "c"]
+    assert index.present("all good") == []

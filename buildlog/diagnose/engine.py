@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from buildlog.diagnose.rules import Rule, load_rules
 from buildlog.models import Facts, Outcome
+from buildlog.parse.anchors import AnchorIndex
 from buildlog.parse.events import Event
 from buildlog.parse.window import Hit, search
 from buildlog.segment import Span
@@ -75,6 +76,7 @@ class Diagnoser:
 
     def __init__(self, rules: Sequence[Rule] | None = None) -> None:
         self.rules = tuple(rules if rules is not None else load_rules())
+        self._index = AnchorIndex(self.rules, lambda rule: rule.anchors)
 
     def findings(self, events: Sequence[Event], spans: Sequence[Span], facts_for: FactsFor) -> list[Finding]:
         by_attempt = _group(events, spans)
@@ -92,8 +94,8 @@ class Diagnoser:
         self, event: Event, span: Span, texts: str, facts: Facts, attempt_events: Sequence[Event]
     ) -> list[Finding]:
         found = []
-        for rule in self.rules:
-            if not any(a in event.text for a in rule.anchors) or not _kind_allowed(rule, event):
+        for rule in self._index.present(event.text):
+            if not _kind_allowed(rule, event):
                 continue
             hits = search(rule.regex, event, rule.multiline)
             if hits and _conditions_hold(rule, span, texts, facts):
