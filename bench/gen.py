@@ -462,6 +462,22 @@ def nul_file(path: Path, size: int) -> None:
             left -= len(block)
 
 
+def flood_file(path: Path, size: int) -> None:
+    """`size` bytes in which every line is a compiler error: the worst case for the first pass,
+    which selects every line (a template error cascading through thousands of instantiations)."""
+    with path.open("wb") as out:
+        written, n = 0, 0
+        while written < size:
+            lines = b"".join(
+                b'csrc/flash_attn/src/kernel_%d.cu(%d): error: identifier "tile_%d" is undefined\n' % (i, i % 997, i)
+                for i in range(n, n + 10_000)
+            )
+            lines = lines[: size - written]
+            out.write(lines)
+            written += len(lines)
+            n += 10_000
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("size", help="e.g. 10M, 100M, 1G")

@@ -258,21 +258,22 @@ def bench_startup(folder: Path, engines: Sequence[str], repeat: int) -> list[str
 
 
 def bench_odd_inputs(folder: Path, engines: Sequence[str], repeat: int, patterns: Path) -> list[str]:
-    """A 50 MB line with no newline and 50 MB of NUL bytes, next to a normal 50 MB log."""
+    """A 50 MB line with no newline, 50 MB of NUL bytes and 50 MB of nothing but compiler errors,
+    next to a normal 50 MB log."""
     size = gen.parse_size("50M")
     normal, long_line, nul = folder / "build-50M.log", folder / "one-line-50M.log", folder / "nul-50M.log"
+    flood = folder / "errors-50M.log"
     gen.ensure(normal, size)
-    if not long_line.exists() or long_line.stat().st_size != size:
-        gen.one_long_line(long_line, size)
-    if not nul.exists() or nul.stat().st_size != size:
-        gen.nul_file(nul, size)
+    for path, make in ((long_line, gen.one_long_line), (nul, gen.nul_file), (flood, gen.flood_file)):
+        if not path.exists() or path.stat().st_size != size:
+            make(path, size)
     rows = [
         "### Odd inputs, 50 MB each",
         "",
         "| input | command | median s | × grep | peak RSS MB | check |",
         "|---|---|---:|---:|---:|---|",
     ]
-    for log in (normal, long_line, nul):
+    for log in (normal, long_line, nul, flood):
         _warm(log)
         series = measure(commands(log, patterns, engines), repeat)
         grep = series["grep -E -c"].median
@@ -343,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--dir", default=None, help="scratch directory (default $BUILDLOG_BENCH_DIR or /tmp/buildlog-bench)"
     )
     parser.add_argument("--no-startup", action="store_true", help="skip the 1 MB start-up comparison")
-    parser.add_argument("--no-odd", action="store_true", help="skip the long-line and NUL-byte inputs")
+    parser.add_argument("--no-odd", action="store_true", help="skip the long-line, NUL-byte and all-errors inputs")
     parser.add_argument("--markdown", default=None, help="also write the tables to this file")
     args = parser.parse_args(argv)
 

@@ -71,6 +71,10 @@ def test_odd_inputs_have_the_size_asked_for(tmp_path):
     gen.nul_file(tmp_path / "nul", 100_000)
     assert (tmp_path / "line").stat().st_size == 100_000 and b"\n" not in (tmp_path / "line").read_bytes()
     assert (tmp_path / "nul").read_bytes() == bytes(100_000)
+    gen.flood_file(tmp_path / "errors", 100_000)
+    lines = (tmp_path / "errors").read_bytes().split(b"\n")
+    assert (tmp_path / "errors").stat().st_size == 100_000
+    assert all(b": error: " in line for line in lines[:-1]) and len(set(lines)) == len(lines)
 
 
 @pytest.mark.parametrize(
