@@ -10,8 +10,7 @@ run after the knowledge changes.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from functools import cache
 
 from buildlog import __version__
@@ -98,32 +97,14 @@ def parse_events(chunks: Iterable[bytes], summary: ScanSummary, redact_paths: bo
         if event.kind == "command":
             scanner.reset_budgets()
         events.append(event)
-        kept_bytes += _size(cand)
+        kept_bytes += cand.size
         if len(events) >= KEEP_FIRST or kept_bytes >= KEEP_FIRST_BYTES:
+            scanner.keep_last(KEEP_LAST, KEEP_LAST_BYTES, summary)
             break
-    last = _last_of(candidates, summary)
-    events += [_event(cand, redact_paths) for cand in last]
+    events += [_event(cand, redact_paths) for cand in candidates]
     return events
-
-
-def _last_of(candidates: Iterator[Candidate], summary: ScanSummary) -> list[Candidate]:
-    """The last candidates, within KEEP_LAST and KEEP_LAST_BYTES; the ones let go are counted."""
-    last: deque[tuple[Candidate, int]] = deque()
-    held = 0
-    for cand in candidates:
-        size = _size(cand)
-        last.append((cand, size))
-        held += size
-        while len(last) > KEEP_LAST or (held > KEEP_LAST_BYTES and len(last) > 1):
-            held -= last.popleft()[1]
-            summary.skipped += 1
-    return [cand for cand, _ in last]
 
 
 def _event(cand: Candidate, redact_paths: bool) -> Event:
     after = tuple(clean_line(raw, redact_paths) for raw in cand.after)
     return parse_line(cand.number, clean_line(cand.raw, redact_paths), after)
-
-
-def _size(cand: Candidate) -> int:
-    return len(cand.raw) + sum(map(len, cand.after))

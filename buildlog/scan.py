@@ -38,6 +38,11 @@ class Candidate(NamedTuple):
     raw: bytes
     after: tuple[bytes, ...]
 
+    @property
+    def size(self) -> int:
+        """Bytes of the line and of the lines after it: what keeping the candidate costs."""
+        return len(self.raw) + sum(map(len, self.after))
+
 
 class ScanSummary:
     """What the scan learned besides the candidates: size and the last lines of the log.
@@ -102,6 +107,15 @@ class Scanner:
         self._used: dict[int, int] = {}
         self._spent: set[int] = set()
         self._reset = False
+        self._tail: _Tail | None = None
+
+    def keep_last(self, count: int, max_bytes: int, summary: ScanSummary) -> None:
+        """From now on yield nothing until the input ends, then only the last `count` candidates
+        (at most `max_bytes` of them, counting the lines after each); the others are counted in
+        summary.skipped. Selection goes on exactly as before: only building the candidates (and
+        reading the lines after them) is saved, for all but the last of each chunk.
+        """
+        self._tail = _Tail(count, max_bytes, summary)
 
     def reset_budgets(self) -> None:
         """A command started: every budgeted anchor may select lines again."""
@@ -118,6 +132,8 @@ class Scanner:
             last, number = yield from self._scan_chunk(chunk, number, continues, feed, last)
             continues = not chunk.endswith(b"\n")
             _keep_recent(recent, chunk)
+        if self._tail is not None:
+            yield from self._tail.candidates()
         summary.lines = number - 1 + (1 if continues else 0)
         _fill_tail(summary, b"".join(recent)[-TAIL_BYTES - 1 :])
 
@@ -133,6 +149,7 @@ class Scanner:
                 return last, number
         found = self.engine.find(chunk, begin, skipped)
         i, counted = 0, 0
+        held: list[tuple[int, int, int, int]] = []  # (number, start, end, hit) of lines kept for the tail
         while i < len(found):
             pos = found[i][0]
             start = chunk.rfind(b"\n", 0, pos) + 1
@@ -148,12 +165,19 @@ class Scanner:
             if not free:
                 self._charge(live)
             last = number
+            if self._tail is not None:
+                held.append((number, start, end, pos))
+                continue
             yield Candidate(number, _clip(chunk, start, end, pos), self._following(chunk, end, feed))
             if self._reset:
                 self._reset = False
                 if skipped:  # anchors left out of this search are live again
                     skipped = frozenset(self._spent)
                     found, i = self.engine.find(chunk, end + 1, skipped), 0
+        if self._tail is not None and held:
+            self._tail.skip(max(0, len(held) - self._tail.count))
+            for n, start, end, pos in held[-self._tail.count :]:
+                self._tail.add(Candidate(n, _clip(chunk, start, end, pos), self._following(chunk, end, feed)))
         return last, number + chunk.count(b"\n", counted)
 
     def _line_hits(self, hits: list[Occurrence], mid_line: bool) -> tuple[bool, set[int]]:
@@ -204,6 +228,29 @@ class Scanner:
             lines.append(source[pos : min(stop, pos + MAX_LINE)])
             pos = stop + 1
         return tuple(lines)
+
+
+class _Tail:
+    """The last candidates of a scan, within a count and a number of bytes (see Scanner.keep_last)."""
+
+    def __init__(self, count: int, max_bytes: int, summary: ScanSummary) -> None:
+        self.count, self.max_bytes, self.summary = count, max_bytes, summary
+        self._held: deque[tuple[Candidate, int]] = deque()
+        self._bytes = 0
+
+    def skip(self, n: int) -> None:
+        self.summary.skipped += n
+
+    def add(self, cand: Candidate) -> None:
+        size = cand.size
+        self._held.append((cand, size))
+        self._bytes += size
+        while len(self._held) > self.count or (self._bytes > self.max_bytes and len(self._held) > 1):
+            self._bytes -= self._held.popleft()[1]
+            self.skip(1)
+
+    def candidates(self) -> Iterator[Candidate]:
+        return (cand for cand, _ in self._held)
 
 
 class _Feed:

@@ -79,3 +79,22 @@ def test_a_log_below_the_bound_loses_nothing():
     summary = ScanSummary()
     events = parse_events([_flood(300)], summary)
     assert summary.skipped == 0 and len(events) == 302
+
+
+def test_the_last_candidates_are_the_same_whatever_the_chunks(monkeypatch):
+    """Only the last candidates of each chunk are built once the first ones are in: the result
+    must not depend on where the chunks end (the lines after a candidate may be in the next one)."""
+    import io
+
+    from buildlog import firstpass
+    from buildlog.ingest.reader import iter_chunks
+
+    monkeypatch.setattr(firstpass, "KEEP_FIRST", 30)
+    monkeypatch.setattr(firstpass, "KEEP_LAST", 25)
+    data = _flood(500)
+    whole, pieces = ScanSummary(), ScanSummary()
+    expected = parse_events([data], whole)
+    got = parse_events(iter_chunks(io.BytesIO(data), size=997), pieces)
+    assert got == expected and pieces.skipped == whole.skipped == 502 - 55
+    assert [e.line for e in got[30:]] == list(range(478, 503))
+    assert all(len(e.after) == 6 for e in got[30:-6])
