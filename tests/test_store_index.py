@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from buildlog.analyze import run
-from buildlog.learn.features import idf_from, tfidf, tokens
+from buildlog.learn.features import idf_from, tfidf, tfidf_counts, tfidf_norm, tokens
 from buildlog.store.cases import iter_cases
 from buildlog.store.index import build_index, corpus_hash, default_index_path, dump_index, load_index, main
 from buildlog.store.paths import data_dir, store_path
-from buildlog.store.similar import THRESHOLD, Past, rank, seen_before, vector
+from buildlog.store.similar import THRESHOLD, Past, rank, seen_before
 from tests.conftest import CORPUS
 
 REBUILD = "rebuild it: python -m buildlog.store.index corpus/cases"
@@ -62,11 +63,22 @@ def test_builder_is_deterministic_and_check_mode(tmp_path):
     assert main([str(folder), "--out", str(out), "--check"]) == 1
 
 
-def test_vector_from_counts_equals_tfidf():
-    words = tokens("ModuleNotFoundError: No module named 'torch'\nerror: subprocess-exited-with-error torch torch")
-    idf = idf_from([words, tokens("something else entirely")])
-    ours, theirs = vector(Counter(words), idf), tfidf(words, idf)
-    assert ours.keys() == theirs.keys() and all(abs(ours[w] - theirs[w]) < 1e-12 for w in ours)
+def test_ranking_scores_are_the_cosine_of_the_tfidf_vectors():
+    """rank looks only at the query's words of each past and may take its length from the index."""
+    query = ["ModuleNotFoundError: No module named 'torch'", "error: subprocess-exited-with-error"]
+    texts = ["No module named 'torch' torch torch\nerror: x", "nvcc fatal : Unsupported gpu architecture"]
+    pasts = [_past(str(i), text) for i, text in enumerate(texts)]
+    idf = idf_from([tokens("\n".join(query)), *(tokens(t) for t in texts)])
+    q = tfidf(tokens("\n".join(query)), idf)
+    scores = []
+    for past in pasts:
+        full = tfidf_counts(past.counts, idf)
+        expected = round(sum(v * full.get(w, 0.0) for w, v in q.items()), 3)
+        for known in (None, tfidf_norm(past.counts, idf)):
+            scored = rank(query, [replace(past, norm=known)], idf, threshold=0.0)
+            assert [s.score for s in scored] == [expected]
+        scores.append(expected)
+    assert scores[0] > 0.1 and scores[1] == 0.0
 
 
 def _past(key, text, origin="corpus", seen=1):

@@ -46,15 +46,33 @@ def fingerprint(lines: Iterable[str], cause: str = "") -> str:
 
 def tfidf(words: Sequence[str], idf: Mapping[str, float]) -> dict[str, float]:
     """Sublinear term frequency times idf, L2-normalised; words unknown to idf are dropped."""
-    counts = Counter(w for w in words if w in idf)
-    vector = {w: (1.0 + math.log(n)) * idf[w] for w, n in counts.items()}
-    norm = math.sqrt(sum(v * v for v in vector.values())) or 1.0
-    return {w: v / norm for w, v in vector.items()}
+    return tfidf_counts(Counter(words), idf)
+
+
+def tfidf_counts(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
+    """tfidf from token counts, the form the corpus index and the store keep."""
+    weights = tfidf_weights(counts, idf)
+    length = _length(weights)
+    return {w: v / length for w, v in weights.items()}
 
 
 def tfidf_norm(counts: Mapping[str, int], idf: Mapping[str, float]) -> float:
     """Length of the tf-idf vector of token counts (1 for an empty one, so that dividing is safe)."""
-    return math.sqrt(sum(((1.0 + math.log(n)) * idf[w]) ** 2 for w, n in counts.items() if w in idf)) or 1.0
+    return _length(tfidf_weights(counts, idf))
+
+
+def tfidf_weights(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
+    """The vector before normalising, for the words idf knows."""
+    return {w: term_weight(n, idf[w]) for w, n in counts.items() if w in idf}
+
+
+def term_weight(count: int, idf: float) -> float:
+    """Sublinear term frequency (1 + ln count) times idf, as scikit-learn's sublinear_tf computes it."""
+    return (1.0 + math.log(count)) * idf
+
+
+def _length(weights: Mapping[str, float]) -> float:
+    return math.sqrt(sum(v * v for v in weights.values())) or 1.0
 
 
 def idf_from(documents: Iterable[Iterable[str]]) -> dict[str, float]:

@@ -8,13 +8,12 @@ and is worded as "seen N times" rather than as a similarity.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from buildlog.analyze import Analysis
-from buildlog.learn.features import fingerprint, idf_from, tfidf_norm
+from buildlog.learn.features import fingerprint, idf_from, term_weight, tfidf_counts, tfidf_norm
 from buildlog.models import Similar
 from buildlog.store.intake import features, incident_lines
 
@@ -87,7 +86,7 @@ def rank(
     exact = [p for p in pasts if p.shape == shape]
     others = [p for p in pasts if p.shape != shape]
     idf = idf if idf is not None else idf_from([p.counts for p in pasts])
-    query = vector(features(lines), idf)
+    query = tfidf_counts(features(lines), idf)
     scored = sorted(
         ((_cosine(query, p, idf), p) for p in others),
         key=lambda sp: (-sp[0], sp[1].origin != "store", sp[1].key),
@@ -123,17 +122,10 @@ def _unique(pasts: Iterable[Past]) -> list[Past]:
 
 
 def _cosine(query: Mapping[str, float], past: Past, idf: Mapping[str, float]) -> float:
-    """cosine(query, vector(past.counts, idf)), touching only the query's words of the past."""
+    """cosine(query, tfidf_counts(past.counts, idf)), touching only the query's words of the past."""
     counts = past.counts
-    dot = sum(q * (1.0 + math.log(counts[w])) * idf[w] for w, q in query.items() if w in counts)
+    dot = sum(q * term_weight(counts[w], idf[w]) for w, q in query.items() if w in counts)
     return dot / (past.norm or tfidf_norm(counts, idf))
-
-
-def vector(counts: Mapping[str, int], idf: Mapping[str, float]) -> dict[str, float]:
-    """features.tfidf computed from token counts (what the index and the store keep) instead of a word list."""
-    weights = {w: (1.0 + math.log(n)) * idf[w] for w, n in counts.items() if w in idf}
-    length = tfidf_norm(counts, idf)
-    return {w: v / length for w, v in weights.items()}
 
 
 def _similar(past: Past, score: float, exact: bool) -> Similar:
