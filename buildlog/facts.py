@@ -84,7 +84,7 @@ def fact_patterns() -> tuple[FactPattern, ...]:
     """The bundled fact patterns, validated once per version of facts.toml (see load_rules)."""
     text = knowledge_text("facts.toml")
     ok, marker = validated("facts", [text])
-    raw = parse_toml(text, "facts")["fact"]
+    raw = parse_toml(text, "facts.toml")["fact"]
     if ok:
         return tuple(FactPattern.model_construct(**r) for r in raw)
     try:

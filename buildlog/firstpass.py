@@ -32,16 +32,6 @@ KEEP_LAST = 1_000
 KEEP_LAST_BYTES = 2 << 20
 
 
-def anchors() -> tuple[bytes, ...]:
-    """Every literal that makes a line worth parsing: rules, fact patterns, stages, grammars."""
-    return anchor_plan()[0]
-
-
-def anchor_budgets() -> dict[bytes, int]:
-    """Anchors that only budgeted fact patterns and stage markers use, with the largest budget."""
-    return anchor_plan()[1]
-
-
 @cache
 def anchor_plan() -> tuple[tuple[bytes, ...], dict[bytes, int]]:
     """(anchors, budgets), remembered per version of buildlog and of the knowledge files."""

@@ -34,13 +34,16 @@ def knowledge_file(*parts: str) -> Traversable:
 @cache
 def load_toml(*parts: str) -> dict[str, Any]:
     """Parse a TOML file under buildlog/knowledge (cached: the data never changes in a run)."""
-    return parse_toml(knowledge_file(*parts).read_text("utf-8"), "-".join(parts))
+    return parse_toml(knowledge_file(*parts).read_text("utf-8"), ".".join(parts))
 
 
 def parse_toml(text: str, name: str) -> dict[str, Any]:
-    """tomllib.loads, remembered between runs in the user cache (see cache.remembered)."""
-    stem = name.removesuffix(".toml").replace("/", ".").replace("-", ".")
-    return remembered(f"toml.{stem}", text.encode("utf-8"), lambda: parse_toml_now(text))
+    """tomllib.loads, remembered between runs in the user cache (see cache.remembered).
+
+    `name` (e.g. rules.compile.toml) only labels the cache entries: each file keeps its own.
+    """
+    label = name.removesuffix(".toml").replace("-", ".")  # a dash would end the label (cache.write_cache)
+    return remembered(f"toml.{label}", text.encode("utf-8"), lambda: parse_toml_now(text))
 
 
 def parse_toml_now(text: str) -> dict[str, Any]:

@@ -5,8 +5,9 @@ Both engines answer the same question the same way: where, in a chunk of whole l
 anchor occur (the position of its last byte), leaving out anchors the scanner no longer wants.
 The scanner then works in lines; since both engines are exact, they select the same lines.
 
-* `HyperscanEngine` matches every anchor in one pass at memory speed. Compiling the database takes longer than scanning a small log, so the compiled form is
-  kept in the user cache directory, keyed by the anchors and the hyperscan version.
+* `HyperscanEngine` matches every anchor in one pass at memory speed. Compiling the database
+  takes longer than scanning a small log, so the compiled form is kept in the user cache
+  directory, keyed by the anchors and the hyperscan version.
 * `StdlibEngine` runs `bytes.find` once per *trigger*: a short literal that several anchors
   contain and that ordinary build noise (compiler flags, warnings, progress bars) does not, so
   that a hit is rare and cheap to check. Each hit is checked against the anchors it stands for

@@ -94,12 +94,14 @@ def _corpus_logs():
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_engines_agree_with_each_other_on_the_corpus(engine):
-    from buildlog.firstpass import anchor_budgets, anchors
+    from buildlog.firstpass import anchor_plan
+
+    anchors, budgets_of = anchor_plan()
 
     for path in _corpus_logs():
         data = path.read_bytes()
-        expected, _ = _lines(data, "stdlib", anchors=anchors(), budgets=anchor_budgets(), reset_on=b"$ ")
-        got, _ = _lines(data, engine, size=997, anchors=anchors(), budgets=anchor_budgets(), reset_on=b"$ ")
+        expected, _ = _lines(data, "stdlib", anchors=anchors, budgets=budgets_of, reset_on=b"$ ")
+        got, _ = _lines(data, engine, size=997, anchors=anchors, budgets=budgets_of, reset_on=b"$ ")
         assert got == expected, path.name
 
 
@@ -155,9 +157,11 @@ def test_reader_cuts_long_lines_at_the_same_places_whatever_the_read_size():
 
 
 def test_every_anchor_has_exactly_one_trigger_that_it_contains():
-    from buildlog.firstpass import anchors
+    from buildlog.firstpass import anchor_plan
 
-    parsed = [Anchor.parse(a) for a in anchors()]
+    anchors = anchor_plan()[0]
+
+    parsed = [Anchor.parse(a) for a in anchors]
     texts = [b"\n" + a.text if a.line_start else a.text for a in parsed]
     owners: dict[int, bytes] = {}
     for trigger in plan_triggers(parsed):
@@ -180,10 +184,12 @@ def test_unbudgeted_anchors_stay_out_of_ordinary_compiler_output():
     import random
 
     from bench import gen
-    from buildlog.firstpass import anchor_budgets, anchors
+    from buildlog.firstpass import anchor_plan
+
+    anchors, budgets_of = anchor_plan()
 
     rng = random.Random(7)
     noise = "".join(gen.noise_unit(rng, i, 300) for i in range(300)) + "".join(gen.pip_block(rng) for _ in range(5))
-    budgets = anchor_budgets()
-    flooding = [a for a in anchors() if a not in budgets and a.lstrip(b"\n").decode() in noise]
+    budgets = budgets_of
+    flooding = [a for a in anchors if a not in budgets and a.lstrip(b"\n").decode() in noise]
     assert not flooding, f"anchors found in ordinary build noise: {flooding}"

@@ -63,7 +63,7 @@ def explain(
     from buildlog.cli.ahead import analyse_file
 
     analysis = analyse_file(log, redact_paths)
-    from buildlog.store.paths import store_path
+    from buildlog.store.paths import store_path  # after the first pass started: these load the analysis
     from buildlog.store.similar import seen_before
 
     report = analysis.report.model_copy(update={"similar": seen_before(analysis, store_path(store))})
@@ -157,7 +157,7 @@ def similar(log: str, fmt: str, limit: int, min_score: float | None, store: str 
     from buildlog.cli.ahead import analyse_file
 
     analysis = analyse_file(log)
-    from buildlog.store.paths import store_path
+    from buildlog.store.paths import store_path  # after the first pass started: these load the analysis
     from buildlog.store.similar import THRESHOLD, seen_before
     from buildlog.store.views import similar_view
 
