@@ -444,17 +444,16 @@ def ensure(path: Path, size: int, seed: int = 1, causes: int = 4) -> Truth:
 
 def one_long_line(path: Path, size: int) -> None:
     """A single line of `size` bytes and no newline at all: a minified or binary-ish paste."""
-    block = (b"0123456789abcdef -Werror=format -gencode arch=compute_80,code=sm_80 " * 1024)[: 1 << 16]
-    with path.open("wb") as out:
-        left = size
-        while left > 0:
-            out.write(block[: min(left, len(block))])
-            left -= len(block)
+    _repeat(path, (b"0123456789abcdef -Werror=format -gencode arch=compute_80,code=sm_80 " * 1024)[: 1 << 16], size)
 
 
 def nul_file(path: Path, size: int) -> None:
     """`size` NUL bytes: what a truncated or pre-allocated log file reads as."""
-    block = bytes(1 << 20)
+    _repeat(path, bytes(1 << 20), size)
+
+
+def _repeat(path: Path, block: bytes, size: int) -> None:
+    """`block` over and over, cut at exactly `size` bytes."""
     with path.open("wb") as out:
         left = size
         while left > 0:

@@ -190,6 +190,15 @@ def found_causes(sample: Sample) -> set[str]:
         return set()
 
 
+def causes_check(series: Series, truth: gen.Truth | None) -> str:
+    """Whether every run of explain succeeded and named every buried cause."""
+    bad = [x for x in series.samples if x.rc != 0]
+    if bad:
+        return f"exit {bad[0].rc}"
+    missing = sorted(set(truth.causes) - found_causes(series.samples[0])) if truth else []
+    return "missed " + ", ".join(missing) if missing else "all causes found"
+
+
 def size_table(name: str, series: dict[str, Series], truth: gen.Truth | None) -> list[str]:
     grep, wc = series["grep -E -c"].median, series["wc -l"].median
     rows = [
@@ -199,11 +208,7 @@ def size_table(name: str, series: dict[str, Series], truth: gen.Truth | None) ->
         "|---|---:|---:|---:|---:|---|",
     ]
     for label, s in series.items():
-        check = ""
-        if label.startswith("explain"):
-            bad = [x for x in s.samples if x.rc != 0]
-            missing = sorted(set(truth.causes) - found_causes(s.samples[0])) if truth else []
-            check = f"exit {bad[0].rc}" if bad else ("missed " + ", ".join(missing) if missing else "all causes found")
+        check = causes_check(s, truth) if label.startswith("explain") else ""
         rows.append(
             f"| {label} | {s.median:.2f} | {s.median / grep:.2f} | {s.median / wc:.1f} | {s.peak_mb:.0f} | {check} |"
         )
@@ -249,10 +254,7 @@ def bench_startup(folder: Path, engines: Sequence[str], repeat: int) -> list[str
         "|---|---:|---:|---:|---|",
     ]
     for label, s in series.items():
-        check = ""
-        if label.startswith("explain"):
-            missing = sorted(set(truth.causes) - found_causes(s.samples[0]))
-            check = "missed " + ", ".join(missing) if missing else "all causes found"
+        check = causes_check(s, truth) if label.startswith("explain") else ""
         rows.append(f"| {label} | {s.median:.2f} | {s.median / floor:.2f} | {s.peak_mb:.0f} | {check} |")
     return rows + [""]
 
