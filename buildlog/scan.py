@@ -127,68 +127,120 @@ class Scanner:
         """Yield candidates in line order; fill `summary` as the input is consumed."""
         feed = _Feed(chunks, summary)
         number, continues, last = 1, False, 0
-        recent: deque[bytes] = deque()  # the last chunks, enough of them to hold the tail
+        recent = _Recent()  # the last chunks, enough of them to hold the tail
         for chunk in feed:
             last, number = yield from self._scan_chunk(chunk, number, continues, feed, last)
             continues = not chunk.endswith(b"\n")
-            _keep_recent(recent, chunk)
+            recent.add(chunk)
         if self._tail is not None:
             yield from self._tail.candidates()
         summary.lines = number - 1 + (1 if continues else 0)
-        _fill_tail(summary, b"".join(recent)[-TAIL_BYTES - 1 :])
+        _fill_tail(summary, b"".join(recent.chunks)[-TAIL_BYTES - 1 :])
 
     def _scan_chunk(
         self, chunk: bytes, number: int, continues: bool, feed: _Feed, last: int
     ) -> Generator[Candidate, None, tuple[int, int]]:
         """Yield the candidates of one chunk; return the last line selected and the next chunk's first line."""
         skipped = frozenset(self._spent)
-        begin = 0
-        if continues and number == last:  # the rest of an over-long line already selected: skip it
-            begin = chunk.find(b"\n") + 1
-            if not begin:
-                return last, number
-        found = self.engine.find(chunk, begin, skipped)
+        found = self._occurrences(chunk, continues and number == last, continues, skipped)
         i, counted = 0, 0
-        held: list[tuple[int, int, int, int]] = []  # (number, start, end, hit) of lines kept for the tail
+        if self._tail is not None:
+            return self._count_chunk(chunk, number, counted, found, feed, last)
         while i < len(found):
             pos = found[i][0]
             start = chunk.rfind(b"\n", 0, pos) + 1
             end = chunk.find(b"\n", pos)
             end = len(chunk) if end < 0 else end
             stop = bisect_left(found, (end, -1), i)  # the first occurrence past this line
-            free, live = self._line_hits(found[i:stop], mid_line=continues and start == 0)
+            selected = self._selects(found[i:stop])
             i = stop
-            if not free and not live:
+            if not selected:
                 continue
             number += chunk.count(b"\n", counted, start)
             counted = start
-            if not free:
-                self._charge(live)
             last = number
-            if self._tail is not None:
-                held.append((number, start, end, pos))
-                continue
             yield Candidate(number, _clip(chunk, start, end, pos), self._following(chunk, end, feed))
             if self._reset:
                 self._reset = False
                 if skipped:  # anchors left out of this search are live again
                     skipped = frozenset(self._spent)
                     found, i = self.engine.find(chunk, end + 1, skipped), 0
-        if self._tail is not None and held:
-            self._tail.skip(max(0, len(held) - self._tail.count))
-            for n, start, end, pos in held[-self._tail.count :]:
-                self._tail.add(Candidate(n, _clip(chunk, start, end, pos), self._following(chunk, end, feed)))
+            if self._tail is not None:  # the consumer has what it wants from the start: count the rest
+                return self._count_chunk(chunk, number, counted, found[i:], feed, last)
         return last, number + chunk.count(b"\n", counted)
 
-    def _line_hits(self, hits: list[Occurrence], mid_line: bool) -> tuple[bool, set[int]]:
-        """Is an unbudgeted anchor on the line, and which budgeted ones are still live there?"""
-        if mid_line:  # the chunk starts inside a line: its first bytes do not start one
-            hits = [(pos, index) for pos, index in hits if self._line_start.get(index) != pos + 1]
-        indices = {index for _, index in hits}
+    def _occurrences(
+        self, chunk: bytes, selected_before: bool, continues: bool, skip: frozenset[int]
+    ) -> list[Occurrence]:
+        """The anchors found in a chunk, in order, leaving out what does not start a line here.
+
+        A chunk that `continues` a line cut by the reader starts mid-line: an anchor that must
+        start a line does not, when found at its first byte; and when that line was
+        `selected_before`, the rest of it is not looked at again.
+        """
+        begin = 0
+        if selected_before:
+            begin = chunk.find(b"\n") + 1
+            if not begin:
+                return []
+        found = self.engine.find(chunk, begin, skip)
+        if continues and not begin:
+            line_start = self._line_start
+            found = [(pos, index) for pos, index in found if line_start.get(index) != pos + 1]
+        return found
+
+    def _selects(self, hits: list[Occurrence]) -> bool:
+        """Do a line's occurrences select it? An unbudgeted anchor always does; budgeted ones only
+        while they are live (see _charged)."""
         budget = self._budget
-        if any(index not in budget for index in indices):
-            return True, set()
-        return False, {index for index in indices if index not in self._spent}
+        return any(index not in budget for _, index in hits) or self._charged(index for _, index in hits)
+
+    def _charged(self, indices: Iterable[int]) -> bool:
+        """Charge the budgeted anchors among `indices` that are still live; False when none is."""
+        live = {index for index in indices if index not in self._spent}
+        self._charge(live)
+        return bool(live)
+
+    def _count_chunk(
+        self, chunk: bytes, number: int, counted: int, found: list[Occurrence], feed: _Feed, last: int
+    ) -> tuple[int, int]:
+        """keep_last mode: count the selected lines among `found` and build only the last ones.
+
+        `number` is the number of the line that starts at `counted`.
+
+        Nothing is yielded before the input ends, so most selected lines need neither bounds nor
+        a number: one walk over the occurrences groups them by line (a newline between two of
+        them starts the next line) and keeps the first occurrence of each line selected. This is
+        what keeps a log of nothing but error lines from costing microseconds per line.
+        """
+        firsts: list[int] = []
+        budget, find = self._budget, chunk.find
+        first, prev, free = -1, -1, False
+        live: list[int] = []
+        for pos, index in found:
+            if prev < 0 or find(b"\n", prev, pos) >= 0:  # the first occurrence on a new line
+                if prev >= 0 and (free or self._charged(live)):
+                    firsts.append(first)
+                first, free, live = pos, False, []
+            prev = pos
+            if index not in budget:
+                free = True
+            elif not free:
+                live.append(index)
+        if prev >= 0 and (free or self._charged(live)):
+            firsts.append(first)
+        tail = self._tail
+        assert tail is not None
+        tail.skip(max(0, len(firsts) - tail.count))
+        for pos in firsts[-tail.count :]:
+            start = chunk.rfind(b"\n", 0, pos) + 1
+            end = find(b"\n", pos)
+            end = len(chunk) if end < 0 else end
+            number += chunk.count(b"\n", counted, start)
+            counted = start
+            last = number
+            tail.add(Candidate(number, _clip(chunk, start, end, pos), self._following(chunk, end, feed)))
+        return last, number + chunk.count(b"\n", counted)
 
     def _charge(self, live: set[int]) -> None:
         for index in live:
@@ -291,11 +343,18 @@ def _clip(chunk: bytes, start: int, end: int, hit: int) -> bytes:
     return chunk[max(start, hit - half) : min(end, hit + half)]
 
 
-def _keep_recent(recent: deque[bytes], chunk: bytes) -> None:
-    recent.append(chunk)
-    held = sum(map(len, recent))
-    while held - len(recent[0]) >= TAIL_BYTES:
-        held -= len(recent.popleft())
+class _Recent:
+    """The last chunks read, as few as hold TAIL_BYTES (a running total: chunks may be tiny)."""
+
+    def __init__(self) -> None:
+        self.chunks: deque[bytes] = deque()
+        self._held = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+        self._held += len(chunk)
+        while self._held - len(self.chunks[0]) >= TAIL_BYTES:
+            self._held -= len(self.chunks.popleft())
 
 
 def _fill_tail(summary: ScanSummary, end: bytes) -> None:

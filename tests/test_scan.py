@@ -131,6 +131,42 @@ def test_budget_decisions_do_not_depend_on_chunking(engine, size):
     assert _lines(data, engine, size, anchors=[b"error:", b"$ "], budgets=BUDGETS, reset_on=b"$ ")[0] == expected
 
 
+MIXED = (
+    b"/usr/local/cuda/bin/nvcc -gencode arch=compute_90,code=sm_90 -c a.cu\n"
+    b"a.cu(3): error: identifier x is undefined\n"
+    b"plain noise\r\n"
+    b"+ echo traced\n"
+    b"-gencode again -gencode and error: on one line\n"
+    b"x" * 300 + b" FAILED: late on a long line\n"
+)
+
+
+def _kept(data: bytes, engine: str, size: int, keep: int, after: int):
+    """Candidates and summary when the consumer keeps only the last `keep` after the first `after`."""
+    scanner = Scanner(ANCHORS + list(BUDGETS), after=1, budgets=BUDGETS, engine=engine)
+    summary = ScanSummary()
+    out = []
+    for cand in scanner.scan(iter_chunks(io.BytesIO(data), size=size, max_line=256), summary):
+        out.append(cand)
+        if len(out) == after:
+            scanner.keep_last(keep, 1 << 20, summary)
+    return out, summary
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("size", [5, 333, 1 << 20])
+@pytest.mark.parametrize("after", [1, 7])
+def test_keeping_the_last_candidates_counts_exactly_what_a_full_scan_selects(engine, size, after):
+    """The counting walk (Scanner._count_chunk) against the scan that builds every candidate."""
+    data = MIXED * 12
+    everything, full = _kept(data, engine, size, keep=10, after=10**9)
+    got, summary = _kept(data, engine, size, keep=10, after=after)
+    assert len(everything) > 40
+    assert got == everything[:after] + everything[-10:]
+    assert summary.skipped == len(everything) - after - 10
+    assert summary.lines == full.lines
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_line_in_pieces_is_selected_once_and_counted_once(engine):
     data = b"a\n" + b"x" * 5000 + b" error: deep inside " + b"y" * 5000 + b" error: again\nb\nerror: next\n"
