@@ -145,7 +145,7 @@ class Scanner:
         found = self._occurrences(chunk, continues and number == last, continues, skipped)
         i, counted = 0, 0
         if self._tail is not None:
-            return self._count_chunk(chunk, number, counted, found, feed, last)
+            return self._count_chunk(self._tail, chunk, number, counted, found, feed, last)
         while i < len(found):
             pos = found[i][0]
             start = chunk.rfind(b"\n", 0, pos) + 1
@@ -166,7 +166,7 @@ class Scanner:
                     skipped = frozenset(self._spent)
                     found, i = self.engine.find(chunk, end + 1, skipped), 0
             if self._tail is not None:  # the consumer has what it wants from the start: count the rest
-                return self._count_chunk(chunk, number, counted, found[i:], feed, last)
+                return self._count_chunk(self._tail, chunk, number, counted, found[i:], feed, last)
         return last, number + chunk.count(b"\n", counted)
 
     def _occurrences(
@@ -202,7 +202,7 @@ class Scanner:
         return bool(live)
 
     def _count_chunk(
-        self, chunk: bytes, number: int, counted: int, found: list[Occurrence], feed: _Feed, last: int
+        self, tail: _Tail, chunk: bytes, number: int, counted: int, found: list[Occurrence], feed: _Feed, last: int
     ) -> tuple[int, int]:
         """keep_last mode: count the selected lines among `found` and build only the last ones.
 
@@ -229,8 +229,6 @@ class Scanner:
                 live.append(index)
         if prev >= 0 and (free or self._charged(live)):
             firsts.append(first)
-        tail = self._tail
-        assert tail is not None
         tail.skip(max(0, len(firsts) - tail.count))
         for pos in firsts[-tail.count :]:
             start = chunk.rfind(b"\n", 0, pos) + 1
