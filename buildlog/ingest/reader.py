@@ -91,16 +91,17 @@ def iter_chunks(stream: BinaryIO, size: int = CHUNK_SIZE, max_line: int = CHUNK_
         if not block:
             return
         if not block.endswith(b"\n"):
-            start = block.rfind(b"\n") + 1
-            room = -(len(block) - start + (open_length if start == 0 else 0)) % max_line
+            room = -_unfinished(block, open_length) % max_line
             if room:
                 block += _read(stream.readline, room)
-        if block.endswith(b"\n"):
-            open_length = 0
-        else:
-            start = block.rfind(b"\n") + 1
-            open_length = len(block) - start + (open_length if start == 0 else 0)
+        open_length = 0 if block.endswith(b"\n") else _unfinished(block, open_length)
         yield block
+
+
+def _unfinished(block: bytes, before: int) -> int:
+    """Length so far of the line a block ends inside, `before` being what earlier blocks held of it."""
+    start = block.rfind(b"\n") + 1
+    return len(block) - start + (before if start == 0 else 0)
 
 
 def _read(method: Callable[[int], bytes], size: int) -> bytes:
