@@ -335,7 +335,7 @@ def scratch_dir(explicit: str | None) -> Path:
 def environment(engines: Sequence[str], patterns: int, fallbacks: int) -> list[str]:
     import platform
 
-    from buildlog.scan_engine import hyperscan_available
+    from buildlog.scan.engines import hyperscan_available
 
     grep = subprocess.run(["grep", "--version"], capture_output=True, text=True, check=False).stdout.splitlines()[0]
     return [
@@ -361,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--markdown", default=None, help="also write the tables to this file")
     args = parser.parse_args(argv)
 
-    from buildlog.scan_engine import hyperscan_available
+    from buildlog.scan.engines import hyperscan_available
 
     engines = (
         args.engines.split(",") if args.engines else (["hyperscan", "stdlib"] if hyperscan_available() else ["stdlib"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from buildlog.models import Report
+from buildlog.report.schema import Report
 from buildlog.scores import CaseResult, EvalResult
 from buildlog.store.cases import Case, ExpectedIncident
 
@@ -109,7 +109,7 @@ def evaluate_model(cases: list[Case]) -> EvalResult:
 
     Every training sample counts (a session contributes one per incident); abstaining is a miss.
     """
-    from buildlog.training import cross_validate, samples_of
+    from buildlog.learn.training import cross_validate, samples_of
 
     models = cross_validate(cases)
     results: list[CaseResult] = []

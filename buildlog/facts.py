@@ -17,11 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from buildlog.cache import validated, write_cache
 from buildlog.errors import BuildlogError
-from buildlog.models import Facts, FactValue
+from buildlog.knowledge.sources import knowledge_text, parse_toml
 from buildlog.parse.anchors import AnchorIndex
 from buildlog.parse.events import Event
 from buildlog.parse.window import search
-from buildlog.resources import knowledge_text, parse_toml
+from buildlog.report.schema import Facts, FactValue
 
 SCALAR_FACTS = (
     "nvcc", "cuda_home", "torch", "torch_cuda", "driver", "driver_cuda", "gcc", "python", "interpreter",

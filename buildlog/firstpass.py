@@ -16,9 +16,9 @@ from functools import cache
 from buildlog import __version__
 from buildlog.cache import remembered
 from buildlog.ingest.clean import clean_line
+from buildlog.knowledge.sources import knowledge_text, toml_texts
 from buildlog.parse.events import GRAMMAR_ANCHORS, Event, parse_line
-from buildlog.resources import knowledge_text, toml_texts
-from buildlog.scan import Candidate, Scanner, ScanSummary
+from buildlog.scan.scanner import Candidate, Scanner, ScanSummary
 
 PLAN_FORMAT = "1"  # bump when what the plan is made of changes beyond the knowledge files
 

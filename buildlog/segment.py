@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
+from buildlog.knowledge.sources import load_toml
 from buildlog.parse.events import Event, SimpleCommand
-from buildlog.resources import load_toml
 
 STAGES = ("start", "resolve", "build-deps", "metadata", "setup", "configure", "compile", "link", "install", "run")
 RANK = {name: i for i, name in enumerate(STAGES)}

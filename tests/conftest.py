@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from buildlog.analyze import Analysis, run
+from buildlog.pipeline import Analysis, run
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus" / "cases"

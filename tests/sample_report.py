@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buildlog.models import (
+from buildlog.report.schema import (
     Attempt,
     Evidence,
     Facts,

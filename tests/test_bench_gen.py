@@ -10,11 +10,11 @@ import pytest
 
 from bench import gen
 from bench.ere import Unsupported, escape_literal, patterns_for_grep, to_ere
-from buildlog.analyze import run
 from buildlog.diagnose.rules import load_rules
 from buildlog.ingest.clean import clean_line
 from buildlog.ingest.reader import iter_chunks
-from buildlog.scan_engine import hyperscan_available
+from buildlog.pipeline import run
+from buildlog.scan.engines import hyperscan_available
 
 ENGINES = ["stdlib", "hyperscan"] if hyperscan_available() else ["stdlib"]
 

@@ -7,7 +7,7 @@ import datetime
 import pytest
 
 from buildlog.cache import remembered
-from buildlog.resources import knowledge_text, parse_toml, parse_toml_now
+from buildlog.knowledge.sources import knowledge_text, parse_toml, parse_toml_now
 
 
 @pytest.fixture

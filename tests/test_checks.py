@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from buildlog.diagnose.checks import CHECKS, Target, run_checks, targets
-from buildlog.models import Facts, FactValue
+from buildlog.report.schema import Facts, FactValue
 from buildlog.segment import Span
 
 

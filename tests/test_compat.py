@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from buildlog.compat import (
+from buildlog.knowledge.compat import (
     cc_from_sm,
     cc_key,
     cuda_release,

@@ -6,9 +6,9 @@ from collections import defaultdict
 
 import pytest
 
-from buildlog.analyze import run
 from buildlog.diagnose.rules import cause_ids, load_rules
 from buildlog.evaluate import check_case
+from buildlog.pipeline import run
 from buildlog.store.cases import iter_cases
 from tests.conftest import CORPUS
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from buildlog.firstpass import anchor_plan, parse_events, work_out_plan
-from buildlog.scan import ScanSummary
+from buildlog.scan.scanner import ScanSummary
 
 
 def test_remembered_plan_is_the_plan_the_knowledge_gives(tmp_path, monkeypatch):
@@ -29,10 +29,10 @@ def test_a_remembered_plan_needs_neither_rules_engine_nor_report_models(tmp_path
     code = (
         "import sys\n"
         "from buildlog.firstpass import parse_events\n"
-        "from buildlog.scan import ScanSummary\n"
+        "from buildlog.scan.scanner import ScanSummary\n"
         "events = parse_events([b'$ pip install flash-attn\\nerror: externally-managed-environment\\n'], ScanSummary())\n"
         "assert [e.kind for e in events][0] == 'command', events\n"
-        "heavy = sorted(m for m in sys.modules if m.startswith(('pydantic', 'buildlog.diagnose', 'buildlog.models')))\n"
+        "heavy = sorted(m for m in sys.modules if m.startswith(('pydantic', 'buildlog.diagnose', 'buildlog.report.schema')))\n"
         "print(' '.join(heavy))\n"
     )
     env = {"BUILDLOG_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}

@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from buildlog.errors import BuildlogError
+from buildlog.knowledge.sources import knowledge_text
+from buildlog.learn.classifier import bundled_model, model_from_dict
 from buildlog.learn.features import fingerprint, idf_from, mask, tfidf, tokens
-from buildlog.learn.model import bundled_model, model_from_dict
-from buildlog.resources import knowledge_text
 from buildlog.store.cases import iter_cases
 from tests.conftest import CORPUS
 
@@ -46,7 +46,7 @@ def test_tfidf_matches_scikit_learn():
 
 def test_exported_model_scores_like_scikit_learn():
     pytest.importorskip("sklearn")
-    from buildlog.training import Sample, fit
+    from buildlog.learn.training import Sample, fit
 
     samples = [
         Sample(str(i), (d,), label) for i, (d, label) in enumerate(zip(DOCS * 3, ["a", "b", "c", "d"] * 3, strict=True))
@@ -62,7 +62,7 @@ def test_model_format_is_checked():
 
 
 def test_a_matrix_that_does_not_fit_the_vocabulary_is_refused():
-    data = json.loads(knowledge_text("model.json"))
+    data = json.loads(knowledge_text("classifier.json"))
     data["vocabulary"] = data["vocabulary"][:-1]
     data["idf"] = data["idf"][:-1]
     with pytest.raises(BuildlogError, match="damaged"):
@@ -71,7 +71,7 @@ def test_a_matrix_that_does_not_fit_the_vocabulary_is_refused():
 
 def test_bundled_model_was_trained_on_this_corpus():
     pytest.importorskip("sklearn")
-    from buildlog.training import corpus_hash
+    from buildlog.learn.training import corpus_hash
 
     model = bundled_model()
     assert model is not None, "no bundled model: run `buildlog train corpus/cases`"

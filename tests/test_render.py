@@ -7,10 +7,10 @@ import json
 
 from rich.console import Console
 
-from buildlog.models import Report
 from buildlog.render.jsonout import json_schema, render_json
 from buildlog.render.markdown import render_markdown
 from buildlog.render.terminal import render_terminal
+from buildlog.report.schema import Report
 from tests.sample_report import sample_report
 
 TERMINAL = """\

@@ -97,7 +97,7 @@ def test_a_good_rule_loads():
 
 
 def test_hints_name_existing_symptom_rules():
-    from buildlog.resources import load_toml
+    from buildlog.knowledge.sources import load_toml
 
     ids = {r.id for r in RULES}
     for hint in load_toml("hints.toml")["hint"]:
@@ -107,7 +107,7 @@ def test_hints_name_existing_symptom_rules():
 
 def test_bundled_rule_files_pass_full_validation_without_the_cache():
     """load_rules may trust a cache of an earlier validation; the files themselves must pass it."""
-    from buildlog.resources import toml_files
+    from buildlog.knowledge.sources import toml_files
 
     assert len(parse_rules(toml_files("rules"), cause_ids())) == len(RULES)
 

@@ -8,8 +8,8 @@ import platform
 import pytest
 
 from buildlog.ingest.reader import iter_chunks
-from buildlog.scan import MAX_LINE, Scanner, ScanSummary
-from buildlog.scan_engine import Anchor, hyperscan_available, make_engine, plan_triggers
+from buildlog.scan.engines import Anchor, hyperscan_available, make_engine, plan_triggers
+from buildlog.scan.scanner import MAX_LINE, Scanner, ScanSummary
 from tests.conftest import CORPUS
 
 LOG = b"ok\nerror: one\r\nok\n\x1b[31mFAILED: two\x1b[0m\nprogress 10%\rprogress 100%\nlast error: three"

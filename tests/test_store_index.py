@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from buildlog.analyze import run
 from buildlog.learn.features import idf_from, tfidf, tfidf_counts, tfidf_norm, tokens
+from buildlog.pipeline import run
 from buildlog.store.cases import iter_cases
 from buildlog.store.index import build_index, corpus_hash, default_index_path, dump_index, load_index, main
 from buildlog.store.paths import data_dir, store_path

@@ -60,7 +60,7 @@ def test_wheel_contains_package_data(tmp_path):
     wheel = _build_wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     for grammar in ("command", "diagnostic", "python", "ninja", "pip", "banner"):
-        assert f"buildlog/grammars/{grammar}.lark" in names
+        assert f"buildlog/knowledge/grammars/{grammar}.lark" in names
     for data in ("causes.toml", "facts.toml", "stages.toml", "resolution.toml"):
         assert f"buildlog/knowledge/{data}" in names
     assert "buildlog/knowledge/corpus_index.json" in names and "buildlog/learn/features.py" in names

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from buildlog.errors import BuildlogError
 from buildlog.ingest.reader import Source, iter_chunks, with_progress
-from buildlog.scan import ScanSummary
+from buildlog.scan.scanner import ScanSummary
 
 if TYPE_CHECKING:
-    from buildlog.analyze import Analysis
     from buildlog.parse.events import Event
+    from buildlog.pipeline import Analysis
 
 
 def analyse_file(path: str, redact_paths: bool = False) -> Analysis:
@@ -39,7 +39,7 @@ def analyse_file(path: str, redact_paths: bool = False) -> Analysis:
     source = open_source(path)
     with source.stream:
         first = FirstPass.start(source, redact_paths)
-        from buildlog.analyze import run_events
+        from buildlog.pipeline import run_events
 
         events, summary = first.result()
     return run_events(source.name, events, summary, redact_paths=redact_paths)

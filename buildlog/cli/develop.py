@@ -35,8 +35,8 @@ def eval_cmd(folder: str, fmt: str, engine: str) -> None:
     """
     from pathlib import Path
 
-    from buildlog.analyze import run
     from buildlog.evaluate import evaluate, evaluate_model
+    from buildlog.pipeline import run
     from buildlog.render.evaluation import render_eval_json, render_eval_text
     from buildlog.store.cases import iter_cases
 
@@ -54,7 +54,7 @@ def eval_cmd(folder: str, fmt: str, engine: str) -> None:
 @main.command()
 @click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, path_type=str))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), default=None,
-              help="Where to write the model (default: the package's own model.json).")  # fmt: skip
+              help="Where to write the model (default: the package's own classifier.json).")  # fmt: skip
 @friendly
 def train(folder: str, output: str | None) -> None:
     """Train the classifier on a folder of cases and export it for use without scikit-learn.
@@ -64,12 +64,12 @@ def train(folder: str, output: str | None) -> None:
     """
     from pathlib import Path
 
-    from buildlog.resources import knowledge_file
+    from buildlog.knowledge.sources import knowledge_file
+    from buildlog.learn.training import train as fit_corpus
+    from buildlog.learn.training import write_model
     from buildlog.store.cases import iter_cases
-    from buildlog.training import train as fit_corpus
-    from buildlog.training import write_model
 
     data = fit_corpus(list(iter_cases(Path(folder))))
-    target = Path(output) if output else Path(str(knowledge_file("model.json")))
+    target = Path(output) if output else Path(str(knowledge_file("classifier.json")))
     write_model(data, target)
     click.echo(f"trained on {len(data['classes'])} causes, {len(data['vocabulary'])} features -> {target}")

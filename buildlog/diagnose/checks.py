@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
-from buildlog.compat import cc_from_sm, cc_key, cuda_release, driver_cuda_for, gpu_for
 from buildlog.diagnose.template import fill
-from buildlog.models import Facts, FactValue, Risk
-from buildlog.resources import load_toml
+from buildlog.knowledge.compat import cc_from_sm, cc_key, cuda_release, driver_cuda_for, gpu_for
+from buildlog.knowledge.sources import load_toml
+from buildlog.report.schema import Facts, FactValue, Risk
 from buildlog.segment import Span
 
 Found = tuple[dict[str, str], dict[str, str], list[int]]  # (shown facts, template values, lines)

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from buildlog.diagnose.rules import Rule, load_rules
-from buildlog.models import Facts, Outcome
 from buildlog.parse.anchors import AnchorIndex
 from buildlog.parse.events import Event
 from buildlog.parse.window import Hit, search
+from buildlog.report.schema import Facts, Outcome
 from buildlog.segment import Span
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from buildlog.compat import cc_key, cuda_release, gpu_for, torch_build_for
 from buildlog.diagnose.checks import package_of, recommended_jobs
-from buildlog.models import Facts
+from buildlog.knowledge.compat import cc_key, cuda_release, gpu_for, torch_build_for
+from buildlog.report.schema import Facts
 from buildlog.segment import Span
 
 _VERSIONED = ("found", "nvcc", "torch_cuda", "cuda", "driver_cuda")

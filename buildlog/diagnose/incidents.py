@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from buildlog.models import Facts, Incident, Outcome, Resolution
-from buildlog.resources import load_toml
+from buildlog.knowledge.sources import load_toml
+from buildlog.report.schema import Facts, Incident, Outcome, Resolution
 from buildlog.segment import RANK, Span, targets_of
 
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from buildlog.cache import validated, write_cache
 from buildlog.errors import BuildlogError
-from buildlog.resources import knowledge_text, load_toml, parse_toml, toml_texts
+from buildlog.knowledge.sources import knowledge_text, load_toml, parse_toml, toml_texts
 
 Role = Literal["cause", "symptom", "success", "noise"]
 

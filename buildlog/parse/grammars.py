@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from buildlog.resources import grammar_text
+from buildlog.knowledge.sources import grammar_text
 
 if TYPE_CHECKING:
     from lark import Lark

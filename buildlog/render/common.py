@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buildlog.models import Attempt, Facts, Incident, Report, Similar
+from buildlog.report.schema import Attempt, Facts, Incident, Report, Similar
 
 OUTCOME_WORDS = {"success": "succeeded", "failure": "failed", "unknown": "ended unclear"}
 STATUS_MARKS = {"failure": "✗", "success": "✓", "unknown": "?", "empty": "·"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from buildlog.models import Report
+from buildlog.report.schema import Report
 
 
 def render_json(report: Report) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from buildlog.models import Report, RootCause
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
@@ -13,6 +12,7 @@ from buildlog.render.common import (
     similar_note,
     skipped_note,
 )  # fmt: skip
+from buildlog.report.schema import Report, RootCause
 
 
 def render_markdown(report: Report) -> str:

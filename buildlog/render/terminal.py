@@ -12,7 +12,6 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from buildlog.models import Evidence, Report, RootCause
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
@@ -23,6 +22,7 @@ from buildlog.render.common import (
     similar_note,
     skipped_note,
 )  # fmt: skip
+from buildlog.report.schema import Evidence, Report, RootCause
 
 STATUS_STYLE = {"failure": "bold red", "success": "bold green", "unknown": "bold yellow", "empty": "bold"}
 

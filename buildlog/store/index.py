@@ -103,7 +103,7 @@ def load_index() -> dict[str, Any]:
 
     Parsing the file and the lengths are remembered in the user cache between runs.
     """
-    from buildlog.resources import knowledge_file
+    from buildlog.knowledge.sources import knowledge_file
 
     node = knowledge_file(INDEX_FILE)
     if not node.is_file():

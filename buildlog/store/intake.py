@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from buildlog.analyze import Analysis, run
 from buildlog.errors import BuildlogError
 from buildlog.ingest.clean import decode
 from buildlog.ingest.reader import iter_chunks, open_source
 from buildlog.ingest.redact import redact
 from buildlog.learn.features import failure_lines, fingerprint, tokens
+from buildlog.pipeline import Analysis, run
 from buildlog.store.records import Entry
 
 MAX_LOG_BYTES = 64 * 1024 * 1024

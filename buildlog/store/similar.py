@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from buildlog.analyze import Analysis
 from buildlog.learn.features import fingerprint, idf_from, term_weight, tfidf_counts, tfidf_norm
-from buildlog.models import Similar
+from buildlog.pipeline import Analysis
+from buildlog.report.schema import Similar
 from buildlog.store.intake import features, incident_lines
 
 THRESHOLD = 0.5  # corpus cases of different causes rarely reach it; same-cause neighbours often do

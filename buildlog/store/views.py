@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from buildlog.models import Similar
+from buildlog.report.schema import Similar
 from buildlog.store.records import Stored
 
 

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from buildlog.analyze import Analysis, run
 from buildlog.errors import BuildlogError
+from buildlog.learn.classifier import MODEL_FORMAT, LinearModel, model_from_dict, pack_floats
 from buildlog.learn.features import FEATURES_VERSION, failure_lines, tokens
-from buildlog.learn.model import MODEL_FORMAT, LinearModel, model_from_dict, pack_floats
+from buildlog.pipeline import Analysis, run
 from buildlog.store.cases import Case
 
 # The model only sees failures no rule explains, which are often unlike anything it was trained on:

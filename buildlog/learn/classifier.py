@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from functools import cache
 
 from buildlog.errors import BuildlogError
+from buildlog.knowledge.sources import knowledge_file
 from buildlog.learn.features import FEATURES_VERSION, tfidf, tokens
-from buildlog.resources import knowledge_file
 
 MODEL_FORMAT = 2
-MODEL_FILE = "model.json"
+MODEL_FILE = "classifier.json"
 
 
 @dataclass(frozen=True)

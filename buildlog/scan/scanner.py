@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
-from buildlog.scan_engine import Anchor, Engine, Occurrence, make_engine
+from buildlog.scan.engines import Anchor, Engine, Occurrence, make_engine
 
 MAX_LINE = 16 * 1024  # longer lines are clipped around the anchor they matched
 TAIL_LINES = 40

@@ -15,10 +15,10 @@ from buildlog.facts import Observation, fold, observe
 from buildlog.firstpass import parse_events
 from buildlog.ingest.clean import clean_line
 from buildlog.ingest.redact import redact
-from buildlog.models import Facts, Report
 from buildlog.parse.events import Event
-from buildlog.report import Inputs, build_report
-from buildlog.scan import ScanSummary
+from buildlog.report.assemble import Inputs, build_report
+from buildlog.report.schema import Facts, Report
+from buildlog.scan.scanner import ScanSummary
 from buildlog.segment import Span, group_steps, segment
 
 

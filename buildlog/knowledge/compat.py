@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from buildlog.resources import knowledge_file, load_toml
+from buildlog.knowledge.sources import knowledge_file, load_toml
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 def grammar_text(name: str) -> str:
     """The text of grammars/<name>.lark."""
-    return resources.files("buildlog.grammars").joinpath(f"{name}.lark").read_text("utf-8")
+    return resources.files("buildlog.knowledge").joinpath("grammars", f"{name}.lark").read_text("utf-8")
 
 
 def knowledge_file(*parts: str) -> Traversable:

@@ -17,11 +17,11 @@ from buildlog.diagnose.fixes import template_values
 from buildlog.diagnose.incidents import Occurrence, build_incidents
 from buildlog.diagnose.rules import cause_ids, load_rules
 from buildlog.diagnose.template import fill
+from buildlog.knowledge.sources import load_toml
+from buildlog.learn.classifier import Prediction
 from buildlog.learn.features import failure_lines
-from buildlog.learn.model import Prediction
-from buildlog.models import Attempt, Evidence, Facts, Incident, Outcome, Report, RootCause, Status
 from buildlog.parse.events import Event
-from buildlog.resources import load_toml
+from buildlog.report.schema import Attempt, Evidence, Facts, Incident, Outcome, Report, RootCause, Status
 from buildlog.segment import Span
 
 MAX_EVIDENCE = 6
@@ -205,7 +205,7 @@ def _classify(data: Inputs, span: Span) -> Prediction | None:
     """The classifier's answer about one attempt (None without a model or known words)."""
     if not data.use_model:
         return None
-    from buildlog.learn.model import bundled_model  # loaded only for logs the rules leave open
+    from buildlog.learn.classifier import bundled_model  # loaded only for logs the rules leave open
 
     model = bundled_model()
     lines = failure_lines(data.events, span.start, span.end)

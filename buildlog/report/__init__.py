@@ -1,0 +1,1 @@
+"""Assemble: the Report from what the earlier stages found, and its published schema."""

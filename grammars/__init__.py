@@ -1,1 +1,0 @@
-"""lark grammars for the structured lines of a build log; loaded through buildlog.resources."""
