@@ -10,33 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from buildlog.cache import validated, write_cache
-from buildlog.errors import BuildlogError
-from buildlog.knowledge.sources import knowledge_text, parse_toml
-from buildlog.parse.anchors import AnchorIndex
+from buildlog.knowledge.bundle import Knowledge
+from buildlog.knowledge.vocabulary import FACT_GROUP_ALIASES, LIST_FACTS, SCALAR_FACTS, EventKind
 from buildlog.parse.events import Event
 from buildlog.parse.window import search
 from buildlog.report.schema import Facts, FactValue
 
-SCALAR_FACTS = (
-    "nvcc", "cuda_home", "torch", "torch_cuda", "driver", "driver_cuda", "gcc", "python", "interpreter",
-    "venv", "max_jobs", "jobs", "nvcc_threads", "arch_list", "ram_gb", "cores", "os",
-)  # fmt: skip
-LIST_FACTS = ("gpus", "gpu_cc", "gencode")
 ENV_FACTS = {"CUDA_HOME": "cuda_home", "CUDA_PATH": "cuda_home", "MAX_JOBS": "max_jobs",
              "TORCH_CUDA_ARCH_LIST": "arch_list", "NVCC_THREADS": "nvcc_threads"}  # fmt: skip
-_GROUP_ALIASES = {
-    "gpu": "gpus",
-    "win_home": "cuda_home",
-    "win_nvcc": "nvcc",
-    "gencode_2": "gencode",
-    "torch_cuda_2": "torch_cuda",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,66 +33,15 @@ class Observation:
     change: bool = False  # an install changed the value here
 
 
-class FactPattern(BaseModel):
-    """A record of knowledge/facts.toml."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-    id: str
-    anchors: list[str] = Field(min_length=1)
-    pattern: str
-    multiline: bool = False
-    all_matches: bool = False
-    budget: int = Field(0, ge=0)
-    change: bool = False  # the line reports a change (an install), not just the state
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        re.compile(value)
-        return value
-
-    @property
-    def regex(self) -> re.Pattern[str]:
-        return _compiled(self.pattern)
-
-
-@cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.MULTILINE)
-
-
-@cache
-def fact_patterns() -> tuple[FactPattern, ...]:
-    """The bundled fact patterns, validated once per version of facts.toml (see load_rules)."""
-    text = knowledge_text("facts.toml")
-    ok, marker = validated("facts", [text])
-    raw = parse_toml(text, "facts.toml")["fact"]
-    if ok:
-        return tuple(FactPattern.model_construct(**r) for r in raw)
-    try:
-        records = tuple(FactPattern.model_validate(r) for r in raw)
-    except (ValidationError, re.error) as exc:
-        raise BuildlogError(f"facts.toml: {exc}") from None
-    write_cache(marker, b"")
-    return records
-
-
-def observe(events: Iterable[Event]) -> Iterator[Observation]:
+def observe(events: Iterable[Event], knowledge: Knowledge) -> Iterator[Observation]:
     """Every fact stated by the events, in line order."""
-    index = _pattern_index()
     for event in events:
         yield from _from_banner(event)
         yield from _from_command(event)
-        for record in index.present(event.text):
+        for record in knowledge.facts_for(event.anchors):
             for hit in search(record.regex, event, record.multiline, record.all_matches):
                 for obs in _from_groups(hit.groups, hit.group_lines, event.line):
                     yield replace(obs, change=record.change) if record.change else obs
-
-
-@cache
-def _pattern_index() -> AnchorIndex[FactPattern]:
-    return AnchorIndex(fact_patterns(), lambda record: record.anchors)
 
 
 def _from_groups(groups: dict[str, str], lines: dict[str, int], default: int) -> Iterator[Observation]:
@@ -120,30 +52,30 @@ def _from_groups(groups: dict[str, str], lines: dict[str, int], default: int) ->
     if "ram_kb" in groups:
         yield Observation("ram_gb", str(round(int(groups["ram_kb"]) / 1024 / 1024)), lines.get("ram_kb", default))
     for key, value in groups.items():
-        name = _GROUP_ALIASES.get(key, key)
+        name = FACT_GROUP_ALIASES.get(key, key)
         if name in SCALAR_FACTS or name in LIST_FACTS:
             yield Observation(name, value.strip(), lines.get(key, default))
 
 
 def _from_banner(event: Event) -> Iterator[Observation]:
     f, line = event.fields, event.line
-    if event.kind == "banner_nvcc_release":
+    if event.kind is EventKind.BANNER_NVCC_RELEASE:
         yield Observation("nvcc", f["version"], line)
-    elif event.kind == "banner_smi_header":
+    elif event.kind is EventKind.BANNER_SMI_HEADER:
         yield Observation("driver", f["version_2"], line)
         if f.get("cuda_version", "N/A") != "N/A":
             yield Observation("driver_cuda", f["cuda_version"], line)
-    elif event.kind == "banner_gpu_listing":
+    elif event.kind is EventKind.BANNER_GPU_LISTING:
         yield Observation("gpus", f["gpu_name"], line)
-    elif event.kind == "banner_torch_version":
+    elif event.kind is EventKind.BANNER_TORCH_VERSION:
         yield Observation("torch", f["version"], line)
-    elif event.kind == "banner_compiler_version" and "clang" not in f["compiler"]:
+    elif event.kind is EventKind.BANNER_COMPILER_VERSION and "clang" not in f["compiler"]:
         yield Observation("gcc", f["version"], line)
-    elif event.kind == "banner_python_version":
+    elif event.kind is EventKind.BANNER_PYTHON_VERSION:
         yield Observation("python", f["version"], line)
-    elif event.kind == "banner_memory":
+    elif event.kind is EventKind.BANNER_MEMORY:
         yield from _memory(f["number"], line)
-    elif event.kind == "banner_collect_env":
+    elif event.kind is EventKind.BANNER_COLLECT_ENV:
         yield from _collect_env(f["env_key"], f.get("rest", ""), line)
 
 
@@ -190,7 +122,7 @@ def _collect_env(key: str, rest: str, line: int) -> Iterator[Observation]:
 
 
 def _from_command(event: Event) -> Iterator[Observation]:
-    if event.kind != "command":
+    if event.kind is not EventKind.COMMAND:
         return
     venv = event.fields.get("venv")
     if venv:

@@ -1,74 +1,126 @@
-"""The pipeline: bytes -> candidate lines -> events -> facts and attempts -> findings -> Report.
+"""The pipeline: bytes -> candidate lines -> events -> facts and attempts -> verdict -> Report.
 
-Each stage is a module of its own; this one only wires them together, so that the CLI, `eval`
-and the tests all analyse a log the same way.
+`analyse` is the one way through: the CLI, `eval`, `corpus add`, training and the tests all call
+it. Each stage is a function of what it is given; the knowledge and the store of past failures
+are passed in, never imported, and nothing here reads the environment.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
+from typing import Protocol
 
-from buildlog.diagnose.engine import Diagnoser, Finding, outcome_of
+from buildlog.diagnose.verdict import Diagnosis, diagnose
 from buildlog.facts import Observation, fold, observe
-from buildlog.firstpass import parse_events
 from buildlog.ingest.clean import clean_line
-from buildlog.ingest.redact import redact
-from buildlog.parse.events import Event
-from buildlog.report.assemble import Inputs, build_report
-from buildlog.report.schema import Facts, Report
-from buildlog.scan.scanner import ScanSummary
-from buildlog.segment import Span, group_steps, segment
+from buildlog.ingest.reader import Source, iter_chunks, with_progress
+from buildlog.knowledge.bundle import Knowledge
+from buildlog.learn.features import failure_lines
+from buildlog.parse.events import After, Event, parse_line
+from buildlog.report.assemble import build_report
+from buildlog.report.mask import mask_report, mask_text
+from buildlog.report.schema import Facts, Report, Similar
+from buildlog.scan.scanner import Candidate, Scanner, ScanSummary
+from buildlog.segment import Span, segment
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to analyse, as the command line (or the caller) chose."""
+
+    redact_paths: bool = False  # also mask user names, home folders and host names
+    use_model: bool = True  # let the classifier propose a cause where no rule explains the failure
+    engine: str = "auto"  # the scan engine: auto, hyperscan or plain
+    cache: Path | None = None  # a private folder for the scan engine's compiled database
+    progress: bool = False  # draw a progress bar on stderr for big inputs
+
+
+class Recall(Protocol):
+    """Past failures, for "seen before": the user's or team's store and the bundled examples."""
+
+    def seen_before(self, lines: Sequence[str]) -> list[Similar]: ...
 
 
 @dataclass(frozen=True)
 class Analysis:
-    """Every stage's output for one log; the report is what users see, the rest serves tests and eval."""
+    """The report, and what the stages saw on the way (for the store, training and the tests)."""
 
-    events: Sequence[Event]
-    spans: Sequence[Span]
-    findings: Sequence[Finding]
     report: Report
+    events: Sequence[Event]
+    attempts: Sequence[Span]
+    failure: tuple[str, ...]  # the lines of the last failed attempt that say what went wrong, masked
+    fired: frozenset[str] = frozenset()  # the ids of the rules that matched
 
 
-def run(name: str, chunks: Iterable[bytes], redact_paths: bool = False, use_model: bool = True) -> Analysis:
-    """Run every stage over a log given as chunks that end on line breaks.
-
-    Secrets are always masked; `redact_paths` also masks user names, home directories and hosts.
-    `use_model` lets the classifier propose a cause where no rule explains the failure.
-    """
-    summary = ScanSummary()
-    events = parse_events(chunks, summary, redact_paths)
-    return run_events(name, events, summary, redact_paths, use_model)
+def analyse(
+    source: Source | bytes, knowledge: Knowledge, store: Recall | None = None, options: Options = Options()
+) -> Report:
+    """The Report for one log."""
+    return trace(source, knowledge, store, options).report
 
 
-def run_events(
-    name: str, events: list[Event], summary: ScanSummary, redact_paths: bool = False, use_model: bool = True
+def trace(
+    source: Source | bytes, knowledge: Knowledge, store: Recall | None = None, options: Options = Options()
 ) -> Analysis:
-    """Every stage after the first pass (firstpass.parse_events), which may have run elsewhere."""
-    observations = list(observe(events))
-    steps = segment(events, summary.lines)
-    findings = Diagnoser().findings(events, steps, _facts_by_attempt(observations, steps))
-    outcomes = {s.number: outcome_of([f for f in findings if f.attempt == s.number]) for s in steps}
-    spans, mapping = group_steps(steps, outcomes)
-    findings = [replace(f, attempt=mapping[f.attempt]) for f in findings]
-    facts_for = _facts_by_attempt(observations, spans)
-    facts = facts_for(spans[-1].number)
-    tail = [(n, clean_line(raw, redact_paths)) for n, raw in summary.tail]
-    name = redact(name, paths=redact_paths)
-    inputs = Inputs(name, summary.lines, spans, findings, facts, facts_for, tail, events, use_model, summary.skipped)
-    report = build_report(inputs)
-    return Analysis(events, spans, findings, report)
+    """Every stage over one log, with what each produced."""
+    if isinstance(source, bytes):
+        name, chunks = "<bytes>", iter([source] if source else [])
+    else:
+        stream = iter_chunks(source.stream)
+        name, chunks = source.name, with_progress(source, stream) if options.progress else stream
+    summary = ScanSummary()
+    events = scan_and_parse(chunks, knowledge, summary, options)
+    observations = list(observe(events, knowledge))
+    steps = segment(events, summary.lines, knowledge)
+    tail = [(n, clean_line(raw)) for n, raw in summary.tail]
+    diagnosis = diagnose(events, steps, _facts_by_attempt(observations), summary.lines, tail, knowledge, options.use_model)
+    report = build_report(name, summary, diagnosis)
+    failure = tuple(mask_text(line, options.redact_paths) for line in _failure_lines(events, diagnosis))
+    if store is not None and report.status not in ("success", "empty") and failure:
+        report = report.model_copy(update={"similar": store.seen_before(failure)})
+    fired = frozenset(f.rule.id for f in diagnosis.findings)
+    return Analysis(mask_report(report, options.redact_paths), events, diagnosis.attempts, failure, fired)
 
 
-def _facts_by_attempt(observations: Sequence[Observation], spans: Sequence[Span]) -> Callable[[int], Facts]:
-    """Facts in force for each attempt, computed once each on demand."""
-    by_number = {s.number: s for s in spans}
+def scan_and_parse(
+    chunks: Iterable[bytes], knowledge: Knowledge, summary: ScanSummary, options: Options = Options()
+) -> list[Event]:
+    """The candidate lines of a log as events (cleaned; their neighbours cleaned when read)."""
+    plan = knowledge.plan
+    scanner = Scanner(plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache)
+    return [_event(cand, knowledge) for cand in scanner.scan(chunks, summary)]
 
-    @cache
-    def facts_for(attempt: int) -> Facts:
-        span = by_number[attempt]
-        return fold(observations, until=span.end, since=span.start)
 
-    return facts_for
+def _event(cand: Candidate, knowledge: Knowledge) -> Event:
+    return parse_line(knowledge, cand.number, clean_line(cand.raw), After(cand.after), cand.anchors)
+
+
+def _failure_lines(events: Sequence[Event], diagnosis: Diagnosis) -> list[str]:
+    """The failure lines of the last failed attempt (the whole log when attempts are not told apart).
+
+    The same choice the classifier trains on, so both see a session's final failure and not the
+    attempts that came before it.
+    """
+    failed = [s for s in diagnosis.attempts if diagnosis.outcomes.get(s.number) == "failure"]
+    if not failed:
+        return failure_lines(events)
+    return failure_lines(events, failed[-1].start, failed[-1].end)
+
+
+def _facts_by_attempt(observations: Sequence[Observation]) -> Callable[[Sequence[Span]], Callable[[int], Facts]]:
+    """For a list of attempts, the facts in force for each, computed once each on demand."""
+
+    def for_spans(spans: Sequence[Span]) -> Callable[[int], Facts]:
+        by_number = {s.number: s for s in spans}
+
+        @cache
+        def facts_for(attempt: int) -> Facts:
+            span = by_number[attempt]
+            return fold(observations, until=span.end, since=span.start)
+
+        return facts_for
+
+    return for_spans

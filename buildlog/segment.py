@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
 
-from buildlog.knowledge.sources import load_toml
+from buildlog.knowledge.bundle import Knowledge
+from buildlog.knowledge.vocabulary import STAGES, EventKind
 from buildlog.parse.events import Event, SimpleCommand
 
-STAGES = ("start", "resolve", "build-deps", "metadata", "setup", "configure", "compile", "link", "install", "run")
 RANK = {name: i for i, name in enumerate(STAGES)}
 
 _INFO_ARGS = {
@@ -38,24 +37,6 @@ _INFO_ARGS = {
 _PY = re.compile(r"^(?:\S*/)?python(?:\d(?:\.\d+)?)?(?:\.exe)?$")
 _PIP = re.compile(r"^(?:\S*/)?pip(?:\d(?:\.\d+)?)?(?:\.exe)?$")
 _BUILD_TOOLS = re.compile(r"^(?:\S*/)?(?:nvcc|cmake|make|ninja|torchrun|accelerate|deepspeed)$")
-
-
-@dataclass(frozen=True)
-class StageMarker:
-    """A line kind that shows a build reached a stage (knowledge/stages.toml)."""
-
-    stage: str
-    anchors: tuple[str, ...]
-    regex: re.Pattern[str]
-    budget: int
-
-
-@cache
-def stage_markers() -> tuple[StageMarker, ...]:
-    records = load_toml("stages.toml")["stage"]
-    return tuple(
-        StageMarker(r["stage"], tuple(r["anchors"]), re.compile(r["pattern"]), int(r.get("budget", 0))) for r in records
-    )
 
 
 @dataclass
@@ -86,10 +67,10 @@ class Span:
         return max(reached, key=RANK.__getitem__, default="start")
 
 
-def stage_of(event: Event) -> str | None:
+def stage_of(event: Event, knowledge: Knowledge) -> str | None:
     """The stage that this line shows, if any."""
-    for marker in stage_markers():
-        if any(a in event.text for a in marker.anchors) and marker.regex.search(event.text):
+    for marker in knowledge.stages_for(event.anchors):
+        if marker.regex.search(event.text):
             return marker.stage
     return None
 
@@ -194,22 +175,23 @@ def _targets_of_simple(words: list[str]) -> set[str]:
 _NEW_RUN = re.compile(r"^#1 \[internal\] load build definition|^Step 1/\d+ : FROM ")
 _CI_ENV = re.compile(r"^([A-Z_][A-Z0-9_]*): (.*)$")
 _ACTIVITY = frozenset({
-    "exception", "traceback", "diagnostic", "tool_message", "pip_error", "pip_block", "pip_success",
-    "ninja_failed", "ninja_message", "uv_chain",
+    EventKind.EXCEPTION, EventKind.TRACEBACK, EventKind.DIAGNOSTIC, EventKind.TOOL_MESSAGE, EventKind.PIP_ERROR,
+    EventKind.PIP_BLOCK, EventKind.PIP_SUCCESS, EventKind.NINJA_FAILED, EventKind.NINJA_MESSAGE, EventKind.UV_CHAIN,
 })  # fmt: skip
 
 
 class Segmenter:
     """Walks events in order and cuts them into attempt spans."""
 
-    def __init__(self) -> None:
+    def __init__(self, knowledge: Knowledge) -> None:
+        self.knowledge = knowledge
         self.env: dict[str, str] = {}
         self.venv: str | None = None
         self.spans: list[Span] = [Span(1, 1, 0, "", {}, None, None, explicit=False)]
         self.ci_header = False
 
     def feed(self, event: Event) -> None:
-        if event.kind == "command":
+        if event.kind is EventKind.COMMAND:
             if not (self.ci_header and event.fields.get("prompt") == "none"):
                 self._command(event)  # a CI step echoes its script under its header: not a new command
             return
@@ -219,7 +201,7 @@ class Segmenter:
             self._open(event.line, "docker build", explicit=False)
             return
         span = self.spans[-1]
-        stage = stage_of(event)
+        stage = stage_of(event, self.knowledge)
         span.active = span.active or bool(stage) or event.kind in _ACTIVITY
         if stage == "resolve" and span.chained and (span.closed or "install" in span.stages):
             span.closed = False  # `pip install a && pip install b`: still the same command,
@@ -230,7 +212,7 @@ class Segmenter:
             span.command = _implied_command(event)  # a log that starts with pip's own output
         if stage:
             span.stages.setdefault(stage, event.line)
-        if event.kind in ("pip_success", "pip_error") and not event.indent:
+        if event.kind in (EventKind.PIP_SUCCESS, EventKind.PIP_ERROR) and not event.indent:
             span.closed = span.closed or _pip_final(event)
 
     def _ci_header_line(self, event: Event) -> bool:
@@ -291,7 +273,7 @@ class Segmenter:
 
 def _pip_final(event: Event) -> bool:
     rest = event.fields.get("rest", "")
-    return event.kind == "pip_success" or rest.startswith(
+    return event.kind is EventKind.PIP_SUCCESS or rest.startswith(
         ("Failed building wheel", "Could not build wheels", "Failed to build")
     )
 
@@ -305,9 +287,9 @@ def _command_text(event: Event) -> str:
     return event.fields.get("command") or event.text
 
 
-def segment(events: Sequence[Event], last_line: int) -> list[Span]:
+def segment(events: Sequence[Event], last_line: int, knowledge: Knowledge) -> list[Span]:
     """Cut the events of a whole log into attempts."""
-    segmenter = Segmenter()
+    segmenter = Segmenter(knowledge)
     for event in events:
         segmenter.feed(event)
     return segmenter.finish(last_line)

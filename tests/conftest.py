@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from buildlog.pipeline import Analysis, run
+from buildlog.knowledge.artefact import bundled
+from buildlog.pipeline import Analysis, trace
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus" / "cases"
@@ -15,7 +16,7 @@ CORPUS = ROOT / "corpus" / "cases"
 def analyse_text(text: str | bytes, name: str = "<test>") -> Analysis:
     """Run every stage over an in-memory log."""
     data = text.encode("utf-8") if isinstance(text, str) else text
-    return run(name, [data] if data else [])
+    return trace(data, bundled())
 
 
 @pytest.fixture

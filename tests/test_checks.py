@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from buildlog.diagnose.checks import CHECKS, Target, run_checks, targets
+from buildlog.knowledge.artefact import bundled
 from buildlog.report.schema import Facts, FactValue
 from buildlog.segment import Span
+
+K = bundled()
 
 
 def fv(value: str, line: int = 1) -> FactValue:
@@ -20,7 +23,7 @@ def span(command: str = "pip install flash-attn", stage: str = "compile", interp
 
 
 def ids(facts: Facts, sp: Span | None = None, diagnosed: set[str] | None = None) -> set[str]:
-    return {r.id for r in run_checks(facts, sp or span(), diagnosed or set())}
+    return {r.id for r in run_checks(facts, sp or span(), diagnosed or set(), K)}
 
 
 CASES = [
@@ -67,7 +70,7 @@ def test_check_fires_and_stays_quiet(check_id, firing, quiet):
 def test_arch_list_risk_when_the_build_passes_its_own_flags():
     gpu = [fv("NVIDIA RTX PRO 6000 Blackwell Workstation Edition")]
     covered = Facts(arch_list=fv("10.0"), gencode=[fv("sm_100"), fv("sm_120")], gpus=gpu)
-    (risk,) = [r for r in run_checks(covered, span(), set()) if r.id == "arch_list_misses_gpu"]
+    (risk,) = [r for r in run_checks(covered, span(), set(), K) if r.id == "arch_list_misses_gpu"]
     assert risk.severity == "warning" and "not affected" in risk.consequence
     assert "compiled_arch_misses_gpu" not in ids(covered)
     missed = Facts(arch_list=fv("10.0"), gencode=[fv("sm_100")], gpus=gpu)
@@ -95,7 +98,7 @@ def test_unknown_gpu_or_release_stays_quiet():
 
 
 def test_jobs_advice_names_a_number():
-    (risk,) = [r for r in run_checks(CASES[-1][1], span(), set()) if r.id == "jobs_exceed_ram"]
+    (risk,) = [r for r in run_checks(CASES[-1][1], span(), set(), K) if r.id == "jobs_exceed_ram"]
     assert "MAX_JOBS=21" in risk.fix
 
 
@@ -115,3 +118,7 @@ def test_arch_list_with_ptx():
         Target((9, 0), False, False),
         Target((9, 0), True, False),
     ]
+
+
+def test_every_check_has_its_words_and_every_record_its_logic():
+    assert set(CHECKS) == set(K.checks)

@@ -8,8 +8,9 @@ import platform
 import pytest
 
 from buildlog.ingest.reader import iter_chunks
-from buildlog.scan.engines import Anchor, hyperscan_available, make_engine, plan_triggers
-from buildlog.scan.scanner import MAX_LINE, Scanner, ScanSummary
+from buildlog.knowledge.artefact import bundled
+from buildlog.scan.engines import Anchor, hyperscan_available, make_engine
+from buildlog.scan.scanner import MAX_LINE, Scanner, ScanSummary, message_key
 from tests.conftest import CORPUS
 
 LOG = b"ok\nerror: one\r\nok\n\x1b[31mFAILED: two\x1b[0m\nprogress 10%\rprogress 100%\nlast error: three"
@@ -17,7 +18,7 @@ LOG = b"ok\nerror: one\r\nok\n\x1b[31mFAILED: two\x1b[0m\nprogress 10%\rprogress
 
 def _scan(data: bytes, size: int, after: int = 2):
     summary = ScanSummary()
-    cands = list(Scanner([b"error:", b"FAILED:"], after=after).scan(iter_chunks(io.BytesIO(data), size=size), summary))
+    cands = list(Scanner(["error:", "FAILED:"], after=after).scan(iter_chunks(io.BytesIO(data), size=size), summary))
     return cands, summary
 
 
@@ -62,7 +63,7 @@ def test_empty_input():
 
 # --- engines, budgets, odd inputs ------------------------------------------------------------
 
-ENGINES = ["stdlib", "hyperscan"] if hyperscan_available() else ["stdlib"]
+ENGINES = ["plain", "hyperscan"] if hyperscan_available() else ["plain"]
 WHEEL_MACHINES = ("x86_64", "AMD64", "aarch64", "arm64")  # where pyproject makes hyperscan a dependency
 
 
@@ -72,19 +73,15 @@ def test_the_fast_engine_is_installed_where_it_is_a_dependency():
     assert "hyperscan" in ENGINES
 
 
-ANCHORS = [b"error:", b"FAILED:", b"\n+ ", b"Deprecat", b"No space left"]
-BUDGETS = {b"/bin/nvcc ": 2, b"-gencode": 3}
+ANCHORS = ["error:", "FAILED:", "\n+ ", "Deprecat", "No space left"]
+BUDGETS = {"/bin/nvcc ": 2, "-gencode": 3}
 
 
-def _lines(data: bytes, engine: str, size: int = 1 << 20, anchors=ANCHORS, budgets=None, reset_on=None, after: int = 2):
-    """Candidate numbers (and the summary) from one scan; `reset_on` is a byte string that resets budgets."""
-    scanner = Scanner(list(anchors) + list(budgets or {}), after=after, budgets=budgets, engine=engine)
+def _lines(data: bytes, engine: str, size: int = 1 << 20, anchors=ANCHORS, budgets=None, resets=(), after: int = 2, repeats=10**9):
+    """Candidate numbers (and the summary) from one scan; `resets` are the command anchors."""
+    scanner = Scanner(list(anchors) + list(budgets or {}), budgets, resets, after=after, engine=engine, repeats=repeats)
     summary = ScanSummary()
-    out = []
-    for cand in scanner.scan(iter_chunks(io.BytesIO(data), size=size), summary):
-        out.append(cand.number)
-        if reset_on and reset_on in cand.raw:
-            scanner.reset_budgets()
+    out = [cand.number for cand in scanner.scan(iter_chunks(io.BytesIO(data), size=size), summary)]
     return out, summary
 
 
@@ -94,14 +91,11 @@ def _corpus_logs():
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_engines_agree_with_each_other_on_the_corpus(engine):
-    from buildlog.firstpass import anchor_plan
-
-    anchors, budgets_of = anchor_plan()
-
+    plan = bundled().plan
     for path in _corpus_logs():
         data = path.read_bytes()
-        expected, _ = _lines(data, "stdlib", anchors=anchors, budgets=budgets_of, reset_on=b"$ ")
-        got, _ = _lines(data, engine, size=997, anchors=anchors, budgets=budgets_of, reset_on=b"$ ")
+        expected, _ = _lines(data, "plain", anchors=plan.anchors, budgets=plan.budgets, resets=plan.resets, repeats=3)
+        got, _ = _lines(data, engine, size=997, anchors=plan.anchors, budgets=plan.budgets, resets=plan.resets, repeats=3)
         assert got == expected, path.name
 
 
@@ -116,7 +110,7 @@ def test_line_start_anchors_count_only_at_line_starts(engine, size):
 def test_a_budget_limits_lines_between_resets(engine):
     nvcc = b"[3/9] /usr/local/cuda/bin/nvcc -gencode arch=compute_80,code=sm_80 -c x.cu\n"
     data = nvcc * 5 + b"$ MAX_JOBS=2 pip install x\n" + nvcc * 5 + b"error: late\n" + nvcc
-    got, _ = _lines(data, engine, anchors=[b"error:", b"$ "], budgets=BUDGETS, reset_on=b"$ ")
+    got, _ = _lines(data, engine, anchors=["error:", "$ "], budgets=BUDGETS, resets=["$ "])
     # -gencode allows 3 lines, /bin/nvcc 2 (charged on the same lines): 3 before the command,
     # the command itself, 3 after it; the error line is free and charges nothing.
     assert got == [1, 2, 3, 6, 7, 8, 9, 12]
@@ -127,8 +121,8 @@ def test_a_budget_limits_lines_between_resets(engine):
 def test_budget_decisions_do_not_depend_on_chunking(engine, size):
     nvcc = b"/usr/local/cuda/bin/nvcc -gencode arch=compute_90,code=sm_90\n"
     data = (nvcc * 4 + b"$ pip install y\nerror: e\n") * 5
-    expected, _ = _lines(data, "stdlib", anchors=[b"error:", b"$ "], budgets=BUDGETS, reset_on=b"$ ")
-    assert _lines(data, engine, size, anchors=[b"error:", b"$ "], budgets=BUDGETS, reset_on=b"$ ")[0] == expected
+    expected, _ = _lines(data, "plain", anchors=["error:", "$ "], budgets=BUDGETS, resets=["$ "])
+    assert _lines(data, engine, size, anchors=["error:", "$ "], budgets=BUDGETS, resets=["$ "])[0] == expected
 
 
 MIXED = (
@@ -141,36 +135,39 @@ MIXED = (
 )
 
 
-def _kept(data: bytes, engine: str, size: int, keep: int, after: int):
-    """Candidates and summary when the consumer keeps only the last `keep` after the first `after`."""
-    scanner = Scanner(ANCHORS + list(BUDGETS), after=1, budgets=BUDGETS, engine=engine)
-    summary = ScanSummary()
-    out = []
-    for cand in scanner.scan(iter_chunks(io.BytesIO(data), size=size, max_line=256), summary):
-        out.append(cand)
-        if len(out) == after:
-            scanner.keep_last(keep, 1 << 20, summary)
-    return out, summary
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("size", [5, 333, 1 << 20])
+def test_repeats_are_counted_not_taken_and_nothing_is_lost(engine, size):
+    """A message taken `repeats` times between commands is counted after; every line is one or the other."""
+    data = MIXED * 12
+    everything, full = _lines(data, engine, size, budgets=BUDGETS)
+    got, summary = _lines(data, engine, size, budgets=BUDGETS, repeats=3)
+    assert len(got) < len(everything)
+    assert summary.candidates == full.candidates == len(everything)
+    assert summary.candidates - summary.repeated == len(got)
+    assert set(got) <= set(everything)
+    # each distinct message is taken at least once
+    lines = data.split(b"\n")
+    assert {message_key(lines[n - 1]) for n in everything} == {message_key(lines[n - 1]) for n in got}
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("size", [5, 333, 1 << 20])
-@pytest.mark.parametrize("after", [1, 7])
-def test_keeping_the_last_candidates_counts_exactly_what_a_full_scan_selects(engine, size, after):
-    """The counting walk (Scanner._count_chunk) against the scan that builds every candidate."""
-    data = MIXED * 12
-    everything, full = _kept(data, engine, size, keep=10, after=10**9)
-    got, summary = _kept(data, engine, size, keep=10, after=after)
-    assert len(everything) > 40
-    assert got == everything[:after] + everything[-10:]
-    assert summary.skipped == len(everything) - after - 10
-    assert summary.lines == full.lines
+def test_a_command_line_starts_the_repeats_afresh(engine):
+    data = (b"error: same thing\n" * 5 + b"$ pip install x\n") * 3
+    got, summary = _lines(data, engine, anchors=["error:", "$ "], resets=["$ "], repeats=2)
+    assert got == [1, 2, 6, 7, 8, 12, 13, 14, 18]
+    assert summary.repeated == 9 and summary.top_repeats()[0] == (3, b"error: same thing", 9)
+
+
+def test_distinct_messages_differ_in_words_not_in_numbers_or_paths():
+    assert message_key(b"/tmp/a/x1.cu(12): error: foo") == message_key(b"/tmp/b/y2.cu(400): error: foo")
+    assert message_key(b"/tmp/a/x.cu(12): error: identifier \"foo\"") != message_key(b"/tmp/a/x.cu(12): error: identifier \"bar\"")
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_line_in_pieces_is_selected_once_and_counted_once(engine):
     data = b"a\n" + b"x" * 5000 + b" error: deep inside " + b"y" * 5000 + b" error: again\nb\nerror: next\n"
-    scanner = Scanner([b"error:"], after=1, engine=engine)
+    scanner = Scanner(["error:"], after=1, engine=engine)
     summary = ScanSummary()
     cands = list(scanner.scan(iter_chunks(io.BytesIO(data), size=256, max_line=1024), summary))
     assert [c.number for c in cands] == [2, 4] and summary.lines == 4
@@ -192,22 +189,6 @@ def test_reader_cuts_long_lines_at_the_same_places_whatever_the_read_size():
         assert b"".join(chunks) == data and ends == [1006, 2006], size
 
 
-def test_every_anchor_has_exactly_one_trigger_that_it_contains():
-    from buildlog.firstpass import anchor_plan
-
-    anchors = anchor_plan()[0]
-
-    parsed = [Anchor.parse(a) for a in anchors]
-    texts = [b"\n" + a.text if a.line_start else a.text for a in parsed]
-    owners: dict[int, bytes] = {}
-    for trigger in plan_triggers(parsed):
-        for index, offset in trigger.members:
-            assert index not in owners
-            owners[index] = trigger.text
-            assert texts[index][offset : offset + len(trigger.text)] == trigger.text
-    assert sorted(owners) == list(range(len(parsed)))
-
-
 @pytest.mark.parametrize("engine", ENGINES)
 def test_engines_find_overlapping_occurrences_and_line_starts(engine):
     found = make_engine([Anchor.parse(b"aa"), Anchor.parse(b"\nb")], engine).find(b"aaa\nb\nbaa", 0, frozenset())
@@ -220,12 +201,12 @@ def test_unbudgeted_anchors_stay_out_of_ordinary_compiler_output():
     import random
 
     from bench import gen
-    from buildlog.firstpass import anchor_plan
 
-    anchors, budgets_of = anchor_plan()
+    plan = bundled().plan
+    anchors, budgets_of = plan.anchors, plan.budgets
 
     rng = random.Random(7)
     noise = "".join(gen.noise_unit(rng, i, 300) for i in range(300)) + "".join(gen.pip_block(rng) for _ in range(5))
     budgets = budgets_of
-    flooding = [a for a in anchors if a not in budgets and a.lstrip(b"\n").decode() in noise]
+    flooding = [a for a in anchors if a not in budgets and a.lstrip("\n") in noise]
     assert not flooding, f"anchors found in ordinary build noise: {flooding}"

@@ -43,7 +43,7 @@ def friendly(func: F) -> F:
             click.echo("buildlog: interrupted", err=True)
             sys.exit(130)
         except Exception as exc:  # a bug in buildlog, not in the input: say so in one line
-            if os.environ.get("BUILDLOG_DEBUG"):
+            if _debug():
                 raise
             click.echo(
                 f"buildlog: internal error: {type(exc).__name__}: {exc} (BUILDLOG_DEBUG=1 shows the traceback)",
@@ -52,6 +52,35 @@ def friendly(func: F) -> F:
             sys.exit(EXIT_INTERNAL)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _debug() -> bool:
+    from buildlog.cli.settings import flag
+
+    try:
+        return flag(os.environ, "BUILDLOG_DEBUG")
+    except BuildlogError:
+        return False
+
+
+def settings() -> Any:
+    """This run's checked settings (environment and config file)."""
+    from pathlib import Path
+
+    from buildlog.cli.settings import read_settings
+
+    try:
+        cwd = Path.cwd()
+    except OSError:  # the current folder was removed: no config to find
+        cwd = Path("/")
+    return read_settings(os.environ, cwd)
+
+
+def store_file(option: str | None) -> Any:
+    """The store's path: --store, else $BUILDLOG_STORE, else the user data folder's."""
+    from buildlog.store.paths import store_path
+
+    return store_path(option, os.environ)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -113,16 +142,53 @@ def store_option(func: F) -> F:
 def _store(store: str | None, create: bool = False) -> Any:
     """The opened store, or None when there is none yet (only `corpus add` and `import` create one)."""
     from buildlog.store.db import Store
-    from buildlog.store.paths import store_path
 
-    return Store.open(store_path(store), create=create)
+    return Store.open(store_file(store), create=create)
 
 
 def _where(store: str | None) -> str:
     """The store's path as the messages name it."""
-    from buildlog.store.paths import store_path
+    return str(store_file(store))
 
-    return str(store_path(store))
+
+def rules_option(func: F) -> F:
+    """--rules DIR (repeatable): rule files or folders added to the bundled rules."""
+    return click.option(  # type: ignore[return-value]
+        "--rules", "rules", multiple=True, metavar="DIR",
+        help="A folder (or file) of your own rules to add to the bundled ones; repeatable. Also $BUILDLOG_RULES and [tool.buildlog] rules.",
+    )(func)  # fmt: skip
+
+
+def analyse_log(
+    log: str, redact_paths: bool = False, rules: tuple[str, ...] = (), store: Any = None, recall: Any = None
+) -> Any:
+    """Open a log and run the pipeline over it with this run's settings (`store`: for seen-before)."""
+    from buildlog.ingest.reader import open_source
+    from buildlog.pipeline import Options, trace
+
+    chosen = settings()
+    knowledge = knowledge_with(chosen, rules)
+    if recall is None and store is not False:
+        from buildlog.store.similar import PastFailures
+
+        recall = PastFailures(store_file(store or chosen.store))
+    options = Options(
+        redact_paths=redact_paths or chosen.redact_paths, engine=chosen.engine, cache=chosen.cache,
+        progress=sys.stderr.isatty(),
+    )  # fmt: skip
+    source = open_source(log)
+    with source.stream:
+        analysis = trace(source, knowledge, recall, options)
+    note = getattr(recall, "note", "")
+    if note:
+        click.echo(f"buildlog: {note}", err=True)
+    return analysis
+
+
+def knowledge_with(chosen: Any, rules: tuple[str, ...] = ()) -> Any:
+    from buildlog.cli.settings import knowledge_for
+
+    return knowledge_for(chosen, rules)
 
 
 def _show(renderable: Any) -> None:

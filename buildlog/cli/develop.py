@@ -35,17 +35,21 @@ def eval_cmd(folder: str, fmt: str, engine: str) -> None:
     """
     from pathlib import Path
 
+    from buildlog.cli.base import knowledge_with, settings
     from buildlog.evaluate import evaluate, evaluate_model
-    from buildlog.pipeline import run
+    from buildlog.pipeline import Options, analyse
     from buildlog.render.evaluation import render_eval_json, render_eval_text
     from buildlog.store.cases import iter_cases
+    from buildlog.store.similar import PastFailures
 
     cases = list(iter_cases(Path(folder)))
     if engine == "model":
         result = evaluate_model(cases)
     else:
-        use_model = engine == "both"
-        result = evaluate(cases, lambda case: run(case.slug, [case.read_bytes()], use_model=use_model).report)
+        knowledge = knowledge_with(settings())
+        options = Options(use_model=engine == "both")
+        recall = PastFailures(None)  # the bundled examples, as users see them; never the user's own store
+        result = evaluate(cases, lambda case: analyse(case.read_bytes(), knowledge, recall, options))
     title = f"engine {engine}: "
     sys.stdout.write(render_eval_json(result) if fmt == "json" else render_eval_text(result, title))
     sys.exit(EXIT_FAILURES_FOUND if result.misses else EXIT_OK)
@@ -64,12 +68,13 @@ def train(folder: str, output: str | None) -> None:
     """
     from pathlib import Path
 
-    from buildlog.knowledge.sources import knowledge_file
     from buildlog.learn.training import train as fit_corpus
     from buildlog.learn.training import write_model
     from buildlog.store.cases import iter_cases
 
     data = fit_corpus(list(iter_cases(Path(folder))))
-    target = Path(output) if output else Path(str(knowledge_file("classifier.json")))
+    import buildlog.knowledge
+
+    target = Path(output) if output else Path(buildlog.knowledge.__file__).resolve().parent / "classifier.json"
     write_model(data, target)
     click.echo(f"trained on {len(data['classes'])} causes, {len(data['vocabulary'])} features -> {target}")

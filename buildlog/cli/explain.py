@@ -1,4 +1,4 @@
-"""Commands that read one log: explain, facts, similar, and the reference lists (schema, causes, rules)."""
+"""Commands that read one log: explain, facts, similar."""
 
 from __future__ import annotations
 
@@ -15,8 +15,11 @@ from buildlog.cli.base import (
     _emit,
     _json,
     _show,
+    analyse_log,
     friendly,
     main,
+    rules_option,
+    store_file,
     store_option,
 )  # fmt: skip
 
@@ -41,10 +44,13 @@ from buildlog.cli.base import (
 )
 @click.option("--store", default=None, metavar="PATH",
               help="Store of past failures for 'Seen before' (default: $BUILDLOG_STORE, else the user data directory's; see `buildlog corpus`).")  # fmt: skip
+@click.option("--no-seen-before", is_flag=True, help="Leave out past failures like this one.")
+@rules_option
 @friendly
 def explain(
-    log: str, fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool, store: str | None
-) -> None:
+    log: str, fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool, store: str | None,
+    no_seen_before: bool, rules: tuple[str, ...],
+) -> None:  # fmt: skip
     """Explain one build log: root causes, evidence lines and the fix.
 
     LOG is a file (plain or .gz) or - for standard input. A whole terminal session or CI log works
@@ -59,62 +65,24 @@ def explain(
       pip install -v flash-attn --no-build-isolation 2>&1 | tee build.log | buildlog explain -
       buildlog explain ci.log.gz --format markdown --redact-paths > ticket.md
       buildlog explain build.log --format json | jq -r '.root_causes[].id'
+      buildlog explain build.log --rules team-rules/
     """
-    from buildlog.cli.ahead import analyse_file
-
-    analysis = analyse_file(log, redact_paths)
-    from buildlog.store.paths import store_path  # after the first pass started: these load the analysis
-    from buildlog.store.similar import seen_before
-
-    report = analysis.report.model_copy(update={"similar": seen_before(analysis, store_path(store))})
-    _emit(report, fmt, color, width)
-    sys.exit(EXIT_FAILURES_FOUND if fail and report.status == "failure" else EXIT_OK)
-
-
-@main.command()
-@friendly
-def schema() -> None:
-    """Print the JSON schema of `explain --format json`."""
-    from buildlog.render.jsonout import json_schema
-
-    sys.stdout.write(json_schema())
-
-
-@main.command()
-@friendly
-def causes() -> None:
-    """List the root-cause ids buildlog can report."""
-    from buildlog.diagnose.rules import cause_ids
-
-    for cid, title in cause_ids().items():
-        click.echo(f"{cid:32} {title}")
-
-
-@main.command()
-@click.option("--cause", "cause", default=None, help="Only the rules for this cause id.")
-@friendly
-def rules(cause: str | None) -> None:
-    """List the detection rules: id, role or cause, title."""
-    from buildlog.diagnose.rules import load_rules
-
-    for rule in load_rules():
-        if cause and rule.cause != cause:
-            continue
-        click.echo(f"{rule.id:34} {rule.cause or rule.role:30} {rule.title}")
+    analysis = analyse_log(log, redact_paths=redact_paths, rules=rules, store=False if no_seen_before else store)
+    _emit(analysis.report, fmt, color, width)
+    sys.exit(EXIT_FAILURES_FOUND if fail and analysis.report.status == "failure" else EXIT_OK)
 
 
 @main.command()
 @click.argument("log", metavar="LOG")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@rules_option
 @friendly
-def facts(log: str, fmt: str) -> None:
+def facts(log: str, fmt: str, rules: tuple[str, ...]) -> None:
     """Print the environment fingerprint a log states: nvcc, torch and its CUDA, driver, GPUs, gcc, ...
 
     Each value comes with the line that states it (the last statement wins).
     """
-    from buildlog.cli.ahead import analyse_file
-
-    report = analyse_file(log).report
+    report = analyse_log(log, rules=rules).report
     if fmt == "json":
         sys.stdout.write(report.facts.model_dump_json(indent=2, exclude_defaults=True) + "\n")
         return
@@ -142,8 +110,9 @@ def facts(log: str, fmt: str) -> None:
 @click.option("--limit", type=click.IntRange(1, 50), default=3, show_default=True, help="At most this many.")
 @click.option("--min-score", type=click.FloatRange(0.0, 1.0), default=None, help="Similarity threshold (default 0.5).")
 @store_option
+@rules_option
 @friendly
-def similar(log: str, fmt: str, limit: int, min_score: float | None, store: str | None) -> None:
+def similar(log: str, fmt: str, limit: int, min_score: float | None, store: str | None, rules: tuple[str, ...]) -> None:
     """List past failures like this log, from your store and the bundled corpus, with their fixes.
 
     Similarity is TF-IDF cosine over the failure lines. A past failure with the very same lines is
@@ -154,14 +123,12 @@ def similar(log: str, fmt: str, limit: int, min_score: float | None, store: str 
       buildlog similar build.log
       buildlog similar build.log --format json --limit 10 --min-score 0.2
     """
-    from buildlog.cli.ahead import analyse_file
-
-    analysis = analyse_file(log)
-    from buildlog.store.paths import store_path  # after the first pass started: these load the analysis
-    from buildlog.store.similar import THRESHOLD, seen_before
+    from buildlog.store.similar import THRESHOLD, PastFailures
     from buildlog.store.views import similar_view
 
-    found = seen_before(analysis, store_path(store), THRESHOLD if min_score is None else min_score, limit)
+    recall = PastFailures(store_file(store), THRESHOLD if min_score is None else min_score, limit)
+    analysis = analyse_log(log, rules=rules, recall=recall)
+    found = analysis.report.similar
     if fmt == "json":
         _json([s.model_dump() for s in found])
     elif not found:

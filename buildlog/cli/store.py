@@ -16,7 +16,9 @@ from buildlog.cli.base import (
     _store,
     _where,
     friendly,
+    knowledge_with,
     main,
+    settings,
     store_option,
 )  # fmt: skip
 from buildlog.errors import BuildlogError
@@ -79,11 +81,16 @@ def corpus_add(
     from buildlog.store.exchange import now_stamp
     from buildlog.store.intake import check_cause, entry_from_bytes, read_log
 
+    chosen = settings()
+    knowledge = knowledge_with(chosen)
     if cause is not None:
-        check_cause(cause)
+        check_cause(cause, knowledge)
     _close(_store(store))  # a foreign --store fails before the analysis, not after
     name, data = read_log(log)
-    entry = entry_from_bytes(name, data, cause=cause, title=title, fix=fix, ticket=ticket, redact_paths=redact_paths)
+    entry = entry_from_bytes(
+        name, data, knowledge, cause=cause, title=title, fix=fix, ticket=ticket,
+        redact_paths=redact_paths or chosen.redact_paths,
+    )  # fmt: skip
     with _store(store, create=True) as opened:
         row, new = opened.add(entry, now_stamp())
     verb = "added" if new else f"seen again ({row.seen} times since {row.first_seen[:10]})"
@@ -253,7 +260,8 @@ def corpus_import(folder: str, redact_paths: bool, store: str | None) -> None:
     from buildlog.store.exchange import read_cases
 
     _close(_store(store))
-    found = read_cases(Path(folder), redact_paths=redact_paths)
+    chosen = settings()
+    found = read_cases(Path(folder), knowledge_with(chosen), redact_paths=redact_paths or chosen.redact_paths)
     with _store(store, create=True) as opened:
         new, known = opened.merge(found.items)
     skipped = f", {len(found.skipped)} without a failure skipped" if found.skipped else ""

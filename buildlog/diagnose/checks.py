@@ -11,15 +11,22 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
 
 from buildlog.diagnose.template import fill
-from buildlog.knowledge.compat import cc_from_sm, cc_key, cuda_release, driver_cuda_for, gpu_for
-from buildlog.knowledge.sources import load_toml
+from buildlog.knowledge.bundle import Knowledge
+from buildlog.knowledge.compat import Compat, cc_from_sm, cc_key
+from buildlog.knowledge.records import Jobs
 from buildlog.report.schema import Facts, FactValue, Risk
 from buildlog.segment import Span
 
-Found = tuple[dict[str, str], dict[str, str], list[int]]  # (shown facts, template values, lines)
+
+@dataclass(frozen=True)
+class Found:
+    """What a check found: the facts to show, the values its words need, the lines that state them."""
+
+    shown: dict[str, str]
+    values: dict[str, str]
+    lines: list[int]
 
 
 @dataclass(frozen=True)
@@ -66,47 +73,47 @@ def _fmt(cc: tuple[int, int]) -> str:
     return f"{cc[0]}.{cc[1]}"
 
 
-def _missed_gpus(facts: Facts, wanted: list[Target]) -> list[tuple[FactValue, str]]:
+def _missed_gpus(facts: Facts, wanted: list[Target], compat: Compat) -> list[tuple[FactValue, str]]:
     """GPUs in the log (with a known compute capability) that none of the targets runs on."""
-    known = [(g, gpu_for(g.value)) for g in facts.gpus]
+    known = [(g, compat.gpu_for(g.value)) for g in facts.gpus]
     return [(g, row.cc) for g, row in known if row and not any(t.runs_on(cc_key(row.cc)) for t in wanted)]
 
 
-def _known_ccs(facts: Facts) -> str:
-    rows = [gpu_for(g.value) for g in facts.gpus]
+def _known_ccs(facts: Facts, compat: Compat) -> str:
+    rows = [compat.gpu_for(g.value) for g in facts.gpus]
     return ";".join(sorted({r.cc for r in rows if r}, key=cc_key))
 
 
-def check_arch_list_misses_gpu(facts: Facts, span: Span | None) -> Found | None:
+def check_arch_list_misses_gpu(facts: Facts, span: Span | None, k: Knowledge) -> Found | None:
     if not facts.arch_list:
         return None
-    missed = _missed_gpus(facts, targets(facts.model_copy(update={"gencode": []})))
+    missed = _missed_gpus(facts, targets(facts.model_copy(update={"gencode": []})), k.compat)
     if not missed:
         return None
     g, cc = missed[0]
     note = ""
-    if facts.gencode and not _missed_gpus(facts, targets(facts)):
+    if facts.gencode and not _missed_gpus(facts, targets(facts), k.compat):
         flags = ", ".join(x.value for x in facts.gencode)
         note = (f" This build passed its own -gencode flags ({flags}), which do cover the GPU, so it is not"
                 " affected; other extensions built with this setting will be.")  # fmt: skip
     shown = {"TORCH_CUDA_ARCH_LIST": facts.arch_list.value, "GPU": f"{g.value} (compute capability {cc})"}
-    values = {"wanted": _known_ccs(facts), "note": note, "severity": "warning" if note else "error"}
-    return shown, values, [g.line, facts.arch_list.line]
+    values = {"wanted": _known_ccs(facts, k.compat), "note": note, "severity": "warning" if note else "error"}
+    return Found(shown, values, [g.line, facts.arch_list.line])
 
 
-def check_compiled_arch_misses_gpu(facts: Facts, span: Span | None) -> Found | None:
+def check_compiled_arch_misses_gpu(facts: Facts, span: Span | None, k: Knowledge) -> Found | None:
     if not facts.gencode:
         return None
-    missed = _missed_gpus(facts, targets(facts))
+    missed = _missed_gpus(facts, targets(facts), k.compat)
     if not missed:
         return None
     g, cc = missed[0]
     shown = {"arch flags": ", ".join(x.value for x in facts.gencode), "GPU": f"{g.value} (compute capability {cc})"}
-    return shown, {"wanted": _known_ccs(facts)}, [g.line, facts.gencode[0].line]
+    return Found(shown, {"wanted": _known_ccs(facts, k.compat)}, [g.line, facts.gencode[0].line])
 
 
-def check_arch_unsupported_by_nvcc(facts: Facts, span: Span | None) -> Found | None:
-    release = cuda_release(facts.nvcc.value) if facts.nvcc else None
+def check_arch_unsupported_by_nvcc(facts: Facts, span: Span | None, k: Knowledge) -> Found | None:
+    release = k.compat.cuda_release(facts.nvcc.value) if facts.nvcc else None
     wanted = targets(facts)
     if not release or not release.sm_min or not release.sm_max or not wanted:
         return None
@@ -116,10 +123,10 @@ def check_arch_unsupported_by_nvcc(facts: Facts, span: Span | None) -> Found | N
         return None
     shown = {"nvcc": facts.nvcc.value, "requested": ", ".join(bad)}  # type: ignore[union-attr]
     values = {"unsupported": ", ".join(bad), "supported_range": f"{release.sm_min} to {release.sm_max}"}
-    return shown, values, [facts.nvcc.line]  # type: ignore[union-attr]
+    return Found(shown, values, [facts.nvcc.line])  # type: ignore[union-attr]
 
 
-def check_cuda_major_mismatch(facts: Facts, span: Span | None) -> Found | None:
+def check_cuda_major_mismatch(facts: Facts, span: Span | None, k: Knowledge) -> Found | None:
     if not facts.nvcc or not facts.torch_cuda:
         return None
     nvcc, torch = _major(facts.nvcc.value), _major(facts.torch_cuda.value)
@@ -127,100 +134,95 @@ def check_cuda_major_mismatch(facts: Facts, span: Span | None) -> Found | None:
         return None
     shown = {"nvcc": facts.nvcc.value, "torch CUDA": facts.torch_cuda.value}
     values = {"torch_cuda": facts.torch_cuda.value, "nvcc_major": str(nvcc)}
-    return shown, values, [facts.nvcc.line, facts.torch_cuda.line]
+    return Found(shown, values, [facts.nvcc.line, facts.torch_cuda.line])
 
 
-def check_host_compiler_unsupported(facts: Facts, span: Span | None) -> Found | None:
-    release = cuda_release(facts.nvcc.value) if facts.nvcc else None
+def check_host_compiler_unsupported(facts: Facts, span: Span | None, k: Knowledge) -> Found | None:
+    release = k.compat.cuda_release(facts.nvcc.value) if facts.nvcc else None
     if not release or not release.gcc_max or not facts.gcc:
         return None
+    limit = min(int(release.gcc_max), int(release.torch_gcc_max or release.gcc_max))  # torch's bound can be stricter
     gcc = _major(facts.gcc.value)
-    if gcc is None or gcc <= int(release.gcc_max):
+    if gcc is None or gcc <= limit:
         return None
-    shown = {"gcc": facts.gcc.value, "nvcc": facts.nvcc.value, "newest gcc supported": release.gcc_max}  # type: ignore[union-attr]
-    return shown, {"gcc_max": release.gcc_max}, [facts.gcc.line]
+    shown = {"gcc": facts.gcc.value, "nvcc": facts.nvcc.value, "newest gcc supported": str(limit)}  # type: ignore[union-attr]
+    return Found(shown, {"gcc_max": str(limit)}, [facts.gcc.line])
 
 
-def _driver_cuda(facts: Facts) -> str | None:
+def _driver_cuda(facts: Facts, compat: Compat) -> str | None:
     """What the banner says, else what the driver's branch supports."""
     if facts.driver_cuda:
         return facts.driver_cuda.value
-    return driver_cuda_for(facts.driver.value) if facts.driver else None
+    return compat.driver_cuda_for(facts.driver.value) if facts.driver else None
 
 
-def _driver_versions(facts: Facts) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    supported = _driver_cuda(facts)
+def _driver_versions(facts: Facts, compat: Compat) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    supported = _driver_cuda(facts, compat)
     if not supported or not facts.torch_cuda:
         return None
     driver, torch = _minor_key(supported), _minor_key(facts.torch_cuda.value)
     return (driver, torch) if driver and torch else None
 
 
-def check_driver_too_old_for_cuda(facts: Facts, span: Span | None) -> Found | None:
-    pair = _driver_versions(facts)
+def check_driver_too_old_for_cuda(facts: Facts, span: Span | None, k: Knowledge) -> Found | None:
+    pair = _driver_versions(facts, k.compat)
     if not pair or pair[0][0] >= pair[1][0]:
         return None
-    return _driver_found(facts)
+    return _driver_found(facts, k.compat)
 
 
-def check_driver_minor_compat(facts: Facts, span: Span | None) -> Found | None:
-    pair = _driver_versions(facts)
+def check_driver_minor_compat(facts: Facts, span: Span | None, k: Knowledge) -> Found | None:
+    pair = _driver_versions(facts, k.compat)
     if not pair or pair[0][0] != pair[1][0] or pair[0] >= pair[1]:
         return None
-    return _driver_found(facts)
+    return _driver_found(facts, k.compat)
 
 
-def _driver_found(facts: Facts) -> Found:
-    supported = _driver_cuda(facts) or "?"
+def _driver_found(facts: Facts, compat: Compat) -> Found:
+    supported = _driver_cuda(facts, compat) or "?"
     torch_cuda = facts.torch_cuda.value if facts.torch_cuda else "?"
     shown = {"driver": facts.driver.value if facts.driver else "?", "driver CUDA": supported, "torch CUDA": torch_cuda}
     line = (facts.driver_cuda or facts.driver).line if (facts.driver_cuda or facts.driver) else 0  # type: ignore[union-attr]
-    return shown, {"torch_cuda": torch_cuda, "driver_cuda": supported}, [line]
+    return Found(shown, {"torch_cuda": torch_cuda, "driver_cuda": supported}, [line])
 
 
-@cache
-def _jobs_table() -> dict:
-    return dict(load_toml("checks.toml")["jobs"])
-
-
-def recommended_jobs(ram_gb: float, package: str | None) -> int:
+def recommended_jobs(ram_gb: float, package: str | None, jobs: Jobs) -> int:
     """A MAX_JOBS that leaves headroom: a share of RAM divided by one job's peak memory."""
-    table = _jobs_table()
-    per_job = table["per_job_gb"].get(package or "", table["per_job_gb"]["default"])
-    return max(1, math.floor(ram_gb * table["ram_share"] / per_job))
+    per_job = jobs.per_job_gb.get(package or "", jobs.per_job_gb["default"])
+    return max(1, math.floor(ram_gb * jobs.ram_share / per_job))
 
 
-def package_of(facts: Facts, span: Span | None) -> str | None:
+def package_of(facts: Facts, span: Span | None, jobs: Jobs) -> str | None:
     """The package being built, as the per-job memory table names it."""
     names = list(facts.packages) + ([span.command] if span else [])
-    for name in _jobs_table()["per_job_gb"]:
+    for name in jobs.per_job_gb:
         if any(name in n or name.replace("-", "_") in n for n in names):
             return name
     return None
 
 
-def check_jobs_exceed_ram(facts: Facts, span: Span | None) -> Found | None:
+def check_jobs_exceed_ram(facts: Facts, span: Span | None, k: Knowledge) -> Found | None:
     if not facts.ram_gb or not span or span.stage not in ("compile", "link", "install"):
         return None
     jobs_fact = facts.jobs or facts.max_jobs or facts.cores
     if not jobs_fact or not jobs_fact.value.isdigit():
         return None
     ram, jobs = float(facts.ram_gb.value), int(jobs_fact.value)
-    best = recommended_jobs(ram, package_of(facts, span))
+    best = recommended_jobs(ram, package_of(facts, span, k.jobs), k.jobs)
     if jobs <= best:
         return None
     label = (
         "jobs run" if facts.jobs else "MAX_JOBS" if facts.max_jobs else "cores (ninja's default when MAX_JOBS is unset)"
     )
-    return {label: str(jobs), "RAM (GB)": facts.ram_gb.value}, {"recommended_jobs": str(best)}, [jobs_fact.line]
+    return Found({label: str(jobs), "RAM (GB)": facts.ram_gb.value}, {"recommended_jobs": str(best)}, [jobs_fact.line])
 
 
-def check_system_python_install(facts: Facts, span: Span | None) -> Found | None:
+def check_system_python_install(facts: Facts, span: Span | None, k: Knowledge) -> Found | None:
     interpreter = (span.interpreter if span else None) or (facts.interpreter.value if facts.interpreter else "")
     if not re.match(r"^(?:sudo |uv --system|/usr/(?:local/)?bin/(?:python|pip))", interpreter or ""):
         return None
     venv = span.venv if span and span.venv else (facts.venv.value if facts.venv else "~/venv")
-    return {"interpreter": interpreter}, {"venv_python": f"{venv}/bin/python"}, [span.start if span else 0]
+    return Found({"interpreter": interpreter}, {"venv_python": f"{venv}/bin/python"}, [span.start if span else 0])
 
 
 def _major(version: str) -> int | None:
@@ -233,7 +235,7 @@ def _minor_key(version: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-CHECKS: Mapping[str, Callable[[Facts, Span | None], Found | None]] = {
+CHECKS: Mapping[str, Callable[[Facts, Span | None, Knowledge], Found | None]] = {
     "cuda_major_mismatch": check_cuda_major_mismatch,
     "arch_list_misses_gpu": check_arch_list_misses_gpu,
     "compiled_arch_misses_gpu": check_compiled_arch_misses_gpu,
@@ -246,35 +248,21 @@ CHECKS: Mapping[str, Callable[[Facts, Span | None], Found | None]] = {
 }
 
 
-@cache
-def _records() -> dict[str, dict]:
-    records = {r["id"]: r for r in load_toml("checks.toml")["check"]}
-    missing = set(CHECKS) ^ set(records)
-    if missing:
-        raise RuntimeError(f"checks.toml and checks.py disagree on {sorted(missing)}")
-    return records
-
-
-def run_checks(facts: Facts, span: Span | None, diagnosed: set[str]) -> list[Risk]:
+def run_checks(facts: Facts, span: Span | None, diagnosed: set[str], k: Knowledge) -> list[Risk]:
     """Every risk the facts predict, except those a diagnosed cause already explains."""
     risks = []
     for check_id, check in CHECKS.items():
-        record = _records()[check_id]
-        if record.get("covers") in diagnosed:
+        text = k.checks[check_id]
+        if text.covers in diagnosed:
             continue
-        found = check(facts, span)
+        found = check(facts, span, k)
         if found is None:
             continue
-        shown, values, lines = found
         risks.append(
             Risk(
-                id=check_id,
-                title=record["title"],
-                facts=shown,
-                consequence=fill(record["consequence"], values),
-                fix=fill(record["fix"], values),
-                severity=values.get("severity", record["severity"]),
-                lines=sorted(set(lines)),
+                id=check_id, title=text.title, facts=found.shown, consequence=fill(text.consequence, found.values),
+                fix=fill(text.fix, found.values), severity=found.values.get("severity", text.severity),
+                lines=sorted(set(found.lines)),
             )  # fmt: skip
         )
     return risks

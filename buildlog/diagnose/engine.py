@@ -7,13 +7,13 @@ overrides a cause removes that cause's findings from the same attempt.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from buildlog.diagnose.rules import Rule, load_rules
-from buildlog.parse.anchors import AnchorIndex
+from buildlog.knowledge.bundle import Knowledge
+from buildlog.knowledge.records import Rule, compiled
+from buildlog.knowledge.vocabulary import EventKind
 from buildlog.parse.events import Event
 from buildlog.parse.window import Hit, search
 from buildlog.report.schema import Facts, Outcome
@@ -46,24 +46,24 @@ def _fact_text(facts: Facts, name: str) -> str:
 
 
 def _conditions_hold(rule: Rule, span: Span, texts: str, facts: Facts) -> bool:
-    if rule.context and not re.search(rule.context, texts):
+    if rule.context and not compiled(rule.context).search(texts):
         return False
-    if rule.not_context and re.search(rule.not_context, texts):
+    if rule.not_context and compiled(rule.not_context).search(texts):
         return False
-    if rule.command and not re.search(rule.command, span.command):
+    if rule.command and not compiled(rule.command).search(span.command):
         return False
-    if rule.not_command and re.search(rule.not_command, span.command):
+    if rule.not_command and compiled(rule.not_command).search(span.command):
         return False
-    return all(re.search(regex, _fact_text(facts, name)) for name, regex in rule.facts.items())
+    return all(compiled(regex).search(_fact_text(facts, name)) for name, regex in rule.facts.items())
 
 
 def _context_event(rule: Rule, event: Event, attempt_events: Sequence[Event]) -> tuple[Event, ...]:
     """The line nearest to the match that satisfied the rule's context (shown as evidence too)."""
     if not rule.context:
         return ()
-    regex = re.compile(rule.context)
+    regex = compiled(rule.context)
     matching = [e for e in attempt_events if e is not event and regex.search(e.text)]
-    best = min(matching, key=lambda e: (e.kind == "frame", abs(e.line - event.line)), default=None)
+    best = min(matching, key=lambda e: (e.kind is EventKind.FRAME, abs(e.line - event.line)), default=None)
     return (best,) if best else ()
 
 
@@ -74,9 +74,8 @@ def _kind_allowed(rule: Rule, event: Event) -> bool:
 class Diagnoser:
     """Runs every rule over the events, attempt by attempt."""
 
-    def __init__(self, rules: Sequence[Rule] | None = None) -> None:
-        self.rules = tuple(rules if rules is not None else load_rules())
-        self._index = AnchorIndex(self.rules, lambda rule: rule.anchors)
+    def __init__(self, knowledge: Knowledge) -> None:
+        self.knowledge = knowledge
 
     def findings(self, events: Sequence[Event], spans: Sequence[Span], facts_for: FactsFor) -> list[Finding]:
         by_attempt = _group(events, spans)
@@ -94,7 +93,7 @@ class Diagnoser:
         self, event: Event, span: Span, texts: str, facts: Facts, attempt_events: Sequence[Event]
     ) -> list[Finding]:
         found = []
-        for rule in self._index.present(event.text):
+        for rule in self.knowledge.rules_for(event.anchors):
             if not _kind_allowed(rule, event):
                 continue
             hits = search(rule.regex, event, rule.multiline)
@@ -123,7 +122,7 @@ class Diagnoser:
         for back in range(1, 8):
             owner = self._by_line.get(line - back)
             if owner is not None and back <= len(owner.after):
-                return Event("text", line, owner.after[back - 1].strip())
+                return Event(EventKind.TEXT, line, owner.after[back - 1].strip())
         return None
 
 

@@ -10,7 +10,8 @@ import re
 from collections.abc import Mapping
 
 from buildlog.diagnose.checks import package_of, recommended_jobs
-from buildlog.knowledge.compat import cc_key, cuda_release, gpu_for, torch_build_for
+from buildlog.knowledge.bundle import Knowledge
+from buildlog.knowledge.compat import Compat, cc_key
 from buildlog.report.schema import Facts
 from buildlog.segment import Span
 
@@ -18,7 +19,7 @@ _VERSIONED = ("found", "nvcc", "torch_cuda", "cuda", "driver_cuda")
 _MODULE_PACKAGES = {"pkg_resources": "setuptools", "Cython": "cython", "setuptools_scm": "setuptools-scm"}
 
 
-def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None) -> dict[str, str]:
+def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None, k: Knowledge) -> dict[str, str]:
     """Every value a fix template may name, for one finding."""
     values = _fact_values(facts)
     values.update({k: v for k, v in captures.items() if v})
@@ -28,8 +29,8 @@ def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None
         values["torch_base"] = values["torch"].split("+")[0]
     if span is not None:
         values.update(_command_values(span))
-    values.update(_advice(values, facts))
-    values.update(_jobs_advice(facts, span))
+    values.update(_advice(values, facts, k.compat))
+    values.update(_jobs_advice(facts, span, k))
     return values
 
 
@@ -71,7 +72,7 @@ def _command_values(span: Span) -> dict[str, str]:
     return out
 
 
-def _advice(values: Mapping[str, str], facts: Facts) -> dict[str, str]:
+def _advice(values: Mapping[str, str], facts: Facts, compat: Compat) -> dict[str, str]:
     out: dict[str, str] = {}
     if "module" in values:
         out["module_package"] = _MODULE_PACKAGES.get(values["module"], values["module"])
@@ -79,20 +80,23 @@ def _advice(values: Mapping[str, str], facts: Facts) -> dict[str, str]:
         out["library_name"] = values["library"].rsplit("/", 1)[-1]
     if "requirement" in values:
         out["requirement_name"] = re.split(r"[<>=!~\[;]", values["requirement"])[0]
-    out.update(_gpu_advice(facts))
+    out.update(_gpu_advice(facts, compat))
     for key in ("found", "nvcc"):
-        build = torch_build_for(values[key]) if values.get(key) else None
+        build = compat.torch_build_for(values[key]) if values.get(key) else None
         if build:
             out[f"{key}_torch"] = build[0]
             out[f"{key}_torch_index"] = "cu" + build[1].replace(".", "")
-    release = cuda_release(values.get("nvcc", "")) if values.get("nvcc") else None
+    release = compat.cuda_release(values.get("nvcc", "")) if values.get("nvcc") else None
     if release and release.gcc_max:
         out["gcc_max"] = release.gcc_max
+    needs = compat.cuda_release(values.get("torch_cuda", "")) if values.get("torch_cuda") else None
+    if needs and needs.driver_min:
+        out["driver_min"] = needs.driver_min
     return out
 
 
-def _gpu_advice(facts: Facts) -> dict[str, str]:
-    known = [(g.value, gpu_for(g.value)) for g in facts.gpus]
+def _gpu_advice(facts: Facts, compat: Compat) -> dict[str, str]:
+    known = [(g.value, compat.gpu_for(g.value)) for g in facts.gpus]
     ccs = sorted({row.cc for _, row in known if row}, key=cc_key)
     ccs += [c.value for c in facts.gpu_cc if c.value not in ccs]
     out: dict[str, str] = {}
@@ -104,11 +108,11 @@ def _gpu_advice(facts: Facts) -> dict[str, str]:
     return out
 
 
-def _jobs_advice(facts: Facts, span: Span | None) -> dict[str, str]:
+def _jobs_advice(facts: Facts, span: Span | None, k: Knowledge) -> dict[str, str]:
     out: dict[str, str] = {}
     ram = facts.ram_gb.value if facts.ram_gb else None
     if ram:
-        out["recommended_jobs"] = str(recommended_jobs(float(ram), package_of(facts, span)))
+        out["recommended_jobs"] = str(recommended_jobs(float(ram), package_of(facts, span, k.jobs), k.jobs))
     on_ram = f" on {ram} GB of RAM" if ram else ""
     setting = facts.max_jobs.value if facts.max_jobs else None
     ran = facts.jobs.value if facts.jobs else setting

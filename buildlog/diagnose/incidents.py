@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 
-from buildlog.knowledge.sources import load_toml
+from buildlog.knowledge.records import Bearing
 from buildlog.report.schema import Facts, Incident, Outcome, Resolution
 from buildlog.segment import RANK, Span, targets_of
 
@@ -29,18 +28,6 @@ class Occurrence:
     stage: str
 
 
-@cache
-def _bearing() -> dict[str, list[str]]:
-    """Cause id -> kinds of change that can resolve it, most telling first."""
-    return {row["cause"]: list(row["changes"]) for row in load_toml("resolution.toml")["cause"]}
-
-
-@cache
-def _proves_past() -> dict[str, frozenset[str]]:
-    """Cause id -> causes that an attempt failing with it has necessarily got past."""
-    return {row["cause"]: frozenset(row.get("proves_past", ())) for row in load_toml("resolution.toml")["cause"]}
-
-
 FactsFor = Callable[[int], Facts]
 
 
@@ -48,6 +35,7 @@ def build_incidents(
     occurrences: Sequence[Occurrence],
     spans: Sequence[Span],
     outcomes: Mapping[int, Outcome],
+    bearings: Mapping[str, Bearing],
     facts_for: FactsFor | None = None,
 ) -> list[Incident]:
     """Group occurrences by cause (in order of first appearance) and find each resolution."""
@@ -62,7 +50,7 @@ def build_incidents(
     for n, (cause, occs) in enumerate(by_cause.items(), start=1):
         attempts = sorted({o.attempt for o in occs})
         last = max(occs, key=lambda o: o.attempt)
-        resolution = _resolution(cause, last, spans, spans_by_number, outcomes, attempts, causes_in, facts_for)
+        resolution = _resolution(cause, last, spans, spans_by_number, outcomes, attempts, causes_in, bearings, facts_for)
         incidents.append(Incident(id=f"I{n}", cause=cause, attempts=attempts, resolved_by=resolution))
     return incidents
 
@@ -75,6 +63,7 @@ def _resolution(
     outcomes: Mapping[int, Outcome],
     attempts: list[int],
     causes_in: Mapping[int, set[str]],
+    bearings: Mapping[str, Bearing],
     facts_for: FactsFor | None,
 ) -> Resolution | None:
     failing = by_number[last.attempt]
@@ -82,9 +71,9 @@ def _resolution(
         if span.number <= last.attempt or span.number in attempts or not _same_target(failing, span):
             continue
         later = causes_in.get(span.number, set())
-        got_past = RANK[span.stage] > RANK[last.stage] or any(cause in _proves_past().get(c, ()) for c in later)
+        got_past = RANK[span.stage] > RANK[last.stage] or any(c in bearings and cause in bearings[c].proves_past for c in later)
         if outcomes.get(span.number) == "success" or got_past:
-            return _describe(cause, failing, span, spans, outcomes, facts_for)
+            return _describe(cause, failing, span, spans, outcomes, bearings, facts_for)
     return None
 
 
@@ -100,12 +89,13 @@ def _describe(
     after: Span,
     spans: Sequence[Span],
     outcomes: Mapping[int, Outcome],
+    bearings: Mapping[str, Bearing],
     facts_for: FactsFor | None,
 ) -> Resolution:
     changes = _differences(before, after, spans, outcomes)
     if facts_for is not None:
         changes += _fact_changes(facts_for(before.number), facts_for(after.number))
-    order = _bearing().get(cause, [])
+    order = list(bearings[cause].changes) if cause in bearings else []
     ranked = sorted(changes, key=lambda c: order.index(c[0]) if c[0] in order else len(order))
     bearing = [c for c in ranked if c[0] in order]
     chosen = (

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-from buildlog.ingest.redact import redact
-
 # ANSI CSI sequences (colours, cursor moves) and OSC sequences (titles, hyperlinks).
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
@@ -56,6 +54,9 @@ def strip_prefixes(text: str) -> str:
     return text[match.end() :] if match else text
 
 
-def clean_line(raw: bytes, redact_paths: bool = False) -> str:
-    """Screen text without prefixes or secrets, trailing spaces off; indentation is preserved."""
-    return redact(strip_prefixes(screen_text(decode(raw))).rstrip(), paths=redact_paths)
+def clean_line(raw: bytes) -> str:
+    """Screen text without prefixes, trailing spaces off; indentation is preserved.
+
+    Secrets are masked where text leaves buildlog (report/mask.py), not here.
+    """
+    return strip_prefixes(screen_text(decode(raw))).rstrip()

@@ -41,16 +41,25 @@ class Source:
 def open_source(path: str) -> Source:
     """Open a path, `-` for stdin, or a gzip file (recognised by its magic bytes, not its name)."""
     if path == "-":
-        return _maybe_gunzip(Source("<stdin>", None, sys.stdin.buffer))
-    if os.path.isdir(path):
-        raise BuildlogError(f"{path} is a directory; give the path of a log file")
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None or stdin.closed:
+            raise BuildlogError("standard input is closed: give a log file, or pipe a log into `-`")
+        return _maybe_gunzip(Source("<stdin>", None, stdin))
+    name = printable(path)
     try:
+        if os.path.isdir(path):
+            raise BuildlogError(f"{name} is a directory; give the path of a log file")
         raw = open(path, "rb")  # noqa: SIM115 - the caller closes it via Source.stream
     except FileNotFoundError:
-        raise BuildlogError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise BuildlogError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    return _maybe_gunzip(Source(path, _size_of(raw), raw))
+        raise BuildlogError(f"{name}: no such file") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
+        raise BuildlogError(f"{name}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    return _maybe_gunzip(Source(name, _size_of(raw), raw))
+
+
+def printable(path: str) -> str:
+    """A file name as text that any output can carry: bytes that are not UTF-8 become U+FFFD."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _size_of(stream: BinaryIO) -> int | None:
@@ -71,7 +80,10 @@ def _maybe_gunzip(source: Source) -> Source:
 def _peek(stream: BinaryIO, n: int) -> bytes:
     if not isinstance(stream, io.BufferedReader):
         return b""
-    return stream.peek(n)[:n]
+    try:
+        return stream.peek(n)[:n]
+    except OSError as exc:
+        raise BuildlogError(f"cannot read input: {exc.strerror or exc}") from None
 
 
 def iter_chunks(stream: BinaryIO, size: int = CHUNK_SIZE, max_line: int = CHUNK_SIZE) -> Iterator[bytes]:

@@ -9,16 +9,14 @@ numbers: parsing a hundred thousand JSON floats would cost more than the rest of
 from __future__ import annotations
 
 import base64
-import json
 import math
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from typing import Any
 
 from buildlog.errors import BuildlogError
-from buildlog.knowledge.sources import knowledge_file
 from buildlog.learn.features import FEATURES_VERSION, tfidf, tokens
 
 MODEL_FORMAT = 2
@@ -111,10 +109,13 @@ def unpack_floats(text: str) -> array:
     return packed
 
 
-@cache
-def bundled_model() -> LinearModel | None:
-    """The model shipped in the package, or None when none has been trained yet."""
-    node = knowledge_file(MODEL_FILE)
-    if not node.is_file():
+_MODELS: dict[int, LinearModel] = {}
+
+
+def model_of(data: Mapping[str, Any] | None) -> LinearModel | None:
+    """The model of an exported file's data (built once per data object), or None without one."""
+    if data is None:
         return None
-    return model_from_dict(json.loads(node.read_text("utf-8")))
+    if id(data) not in _MODELS:
+        _MODELS[id(data)] = model_from_dict(dict(data))
+    return _MODELS[id(data)]

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildlog.errors import BuildlogError
+from buildlog.knowledge.artefact import bundled
 from buildlog.learn.classifier import MODEL_FORMAT, LinearModel, model_from_dict, pack_floats
 from buildlog.learn.features import FEATURES_VERSION, failure_lines, tokens
-from buildlog.pipeline import Analysis, run
+from buildlog.pipeline import Analysis, Options, trace
 from buildlog.store.cases import Case
 
 # The model only sees failures no rule explains, which are often unlike anything it was trained on:
@@ -45,7 +46,7 @@ def corpus_hash(cases: Iterable[Case]) -> str:
 
 
 def _attempt_lines(analysis: Analysis, number: int) -> list[str]:
-    span = next((s for s in analysis.spans if s.number == number), None)
+    span = next((s for s in analysis.attempts if s.number == number), None)
     if span is None:
         return failure_lines(analysis.events)
     return failure_lines(analysis.events, span.start, span.end)
@@ -56,7 +57,7 @@ def samples_of(case: Case) -> list[Sample]:
     side = case.sidecar
     if side.outcome != "failure" and not side.incidents:
         return []
-    analysis = run(case.slug, [case.read_bytes()], use_model=False)
+    analysis = trace(case.read_bytes(), bundled(), options=Options(use_model=False))
     if side.incidents:
         return [
             Sample(case.slug, tuple(_attempt_lines(analysis, inc.attempts[0])), inc.cause)

@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from buildlog.parse.grammars import parser
+from buildlog.ingest.clean import clean_line
+from buildlog.knowledge.vocabulary import GRAMMAR_RULES, EventKind
 
 if TYPE_CHECKING:
     from lark import Tree
 
-# lark is imported where a line is parsed, not here: a run whose lines were parsed in another
-# process (cli/ahead.py) uses the Event type without ever loading lark.
+    from buildlog.knowledge.bundle import Knowledge
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,17 +28,51 @@ class SimpleCommand:
     argv: tuple[str, ...]
 
 
+class After:
+    """The lines right after an event's line, cleaned only when someone reads them.
+
+    Most candidates' neighbours are never read (only multi-line rules, the classifier's failure
+    lines and the evidence of a fact do), so cleaning them all would be wasted work.
+    """
+
+    __slots__ = ("_clean", "_raw")
+
+    def __init__(self, raw: tuple[bytes, ...] = (), clean: tuple[str, ...] | None = None) -> None:
+        self._raw, self._clean = raw, clean
+
+    @classmethod
+    def of(cls, lines: tuple[str, ...]) -> After:
+        return cls((), tuple(lines))
+
+    def lines(self) -> tuple[str, ...]:
+        if self._clean is None:
+            self._clean = tuple(clean_line(r) for r in self._raw)
+        return self._clean
+
+    def __len__(self) -> int:
+        return len(self._raw) if self._clean is None else len(self._clean)
+
+
+_NOTHING_AFTER = After()
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     """A parsed line: what kind of line it is, where it is, and the parts the grammar named."""
 
-    kind: str
+    kind: EventKind
     line: int
     text: str
     indent: int = 0
     fields: Mapping[str, str] = field(default_factory=dict)
-    after: tuple[str, ...] = ()
+    context: After = _NOTHING_AFTER
     commands: tuple[SimpleCommand, ...] = ()
+    anchors: frozenset[str] = frozenset()
+
+    @property
+    def after(self) -> tuple[str, ...]:
+        """The cleaned lines right after this one."""
+        return self.context.lines()
 
 
 _PROMPT = re.compile(
@@ -95,7 +129,9 @@ def grammars_for(text: str, indent: int) -> tuple[str, ...]:
     return tuple(dict.fromkeys(order))
 
 
-def parse_line(number: int, cleaned: str, after: tuple[str, ...] = ()) -> Event:
+def parse_line(
+    knowledge: Knowledge, number: int, cleaned: str, after: After = _NOTHING_AFTER, anchors: frozenset[str] = frozenset()
+) -> Event:
     """Parse one cleaned line; the first grammar that accepts it names the event."""
     from lark.exceptions import LarkError
 
@@ -103,39 +139,24 @@ def parse_line(number: int, cleaned: str, after: tuple[str, ...] = ()) -> Event:
     indent = len(cleaned) - len(text)
     for name in grammars_for(text, indent):
         try:
-            tree = parser(name).parse(text)
+            tree = knowledge.parser(name).parse(text)
         except LarkError:
             continue
-        event = _event_from_tree(name, tree, number, text, indent, after)
+        event = _event_from_tree(name, tree, number, text, indent, after, anchors)
         if event is not None:
             return event
-    return Event("text", number, text, indent, {}, after)
+    return Event(EventKind.TEXT, number, text, indent, {}, after, (), anchors)
 
 
 def _event_from_tree(
-    name: str, tree: Tree, number: int, text: str, indent: int, after: tuple[str, ...]
+    name: str, tree: Tree, number: int, text: str, indent: int, after: After, anchors: frozenset[str]
 ) -> Event | None:
     from lark import Tree
 
-    node = tree.children[0] if tree.children and isinstance(tree.children[0], Tree) else tree
     if name == "command":
-        return _command_event(tree, number, text, indent, after)
-    kind = _KIND_NAMES.get((name, node.data), f"{name}_{node.data}")
-    return Event(kind, number, text, indent, _token_fields(node), after)
-
-
-_KIND_NAMES = {
-    ("diagnostic", "located"): "diagnostic",
-    ("diagnostic", "tool"): "tool_message",
-    ("python", "traceback"): "traceback",
-    ("python", "frame"): "frame",
-    ("python", "chain"): "traceback",
-    ("python", "warning"): "py_warning",
-    ("python", "exception"): "exception",
-    ("ninja", "progress"): "ninja_progress",
-    ("ninja", "failed"): "ninja_failed",
-    ("ninja", "ninja_says"): "ninja_message",
-}
+        return _command_event(tree, number, text, indent, after, anchors)
+    node = tree.children[0] if tree.children and isinstance(tree.children[0], Tree) else tree
+    return Event(GRAMMAR_RULES[(name, str(node.data))], number, text, indent, _token_fields(node), after, (), anchors)
 
 
 def _token_fields(node: Tree) -> dict[str, str]:
@@ -153,7 +174,9 @@ def _token_fields(node: Tree) -> dict[str, str]:
     return out
 
 
-def _command_event(tree: Tree, number: int, text: str, indent: int, after: tuple[str, ...]) -> Event | None:
+def _command_event(
+    tree: Tree, number: int, text: str, indent: int, after: After, anchors: frozenset[str]
+) -> Event | None:
     from lark import Token, Tree
 
     fields: dict[str, str] = {"prompt": "none"}
@@ -173,7 +196,7 @@ def _command_event(tree: Tree, number: int, text: str, indent: int, after: tuple
     first = commands[0].argv[0] if commands[0].argv else "export"
     if fields["prompt"] in ("bare_prompt", "none") and fields.get("sigil") != "$" and not _KNOWN_PROGRAM.match(first):
         return None
-    return Event("command", number, text, indent, fields, after, tuple(commands))
+    return Event(EventKind.COMMAND, number, text, indent, fields, after, tuple(commands), anchors)
 
 
 def _simple(node: Tree) -> SimpleCommand:
@@ -203,22 +226,3 @@ def _unquote(value: str) -> str:
         key, _, raw = value.partition("=")
         return f"{key}={_unquote(raw)}"
     return value
-
-
-# Literal anchors for the lines the grammars care about beyond rules and fact patterns: commands
-# (prompts, `bash -x`, CI steps), tracebacks, pip's and ninja's structure and version banners.
-GRAMMAR_ANCHORS: tuple[str, ...] = (
-    "$ ", "# ", "##[group]Run", "##[endgroup]", "[internal] load build definition", "Step 1/", "] RUN ", ": RUN ", "PS ",
-    "CUDA_HOME: ", "CUDA_PATH: ", "MAX_JOBS: ", "TORCH_CUDA_ARCH_LIST: ", "NVCC_THREADS: ",
-    "+ pip", "+ python", "+ uv ", "+ export ", "+ source ", "+ nvcc", "+ cmake", "+ make", "+ ninja", "+ conda ",
-    "+ MAX_JOBS=", "+ CUDA_HOME=", "+ TORCH_CUDA_ARCH_LIST=", "+ sudo ", "+ bash ", "+ CC=", "+ CXX=",
-    "pip install", "pip3 install", "pip wheel", "uv pip ", "uv sync", "uv add", "setup.py ",
-    "conda activate", "conda install", "/activate", "export ", "MAX_JOBS=", "CUDA_HOME=", "TORCH_CUDA_ARCH_LIST=",
-    "python -m ", "python3 -m ", "python -c", "python3 -c",
-    "Traceback (most recent call last)", "File \"", "During handling of the above", "The above exception",
-    "Exception:", "Error:", "KeyboardInterrupt", "FAILED: ", "ninja: ",
-    "ERROR: ", "error: ", "× ", "╰─", "├─▶", "Successfully ", "Requirement already satisfied",
-    "Cuda compilation tools", "NVIDIA-SMI", "(UUID: GPU-", "torch.__version__", "orch version",
-    "PyTorch version:", "CUDA used to build", "Python 3.", "gcc (", "g++ (", "clang version", "Mem:",
-    "GCC version:", "Nvidia driver version", "GPU models", "CUDA runtime version",
-)  # fmt: skip

@@ -26,14 +26,17 @@ def incident_summary(incident: Incident) -> str:
     return text
 
 
-def skipped_note(report: Report) -> str:
-    """What a flooded log's report leaves out; empty when it leaves out nothing."""
-    if not report.skipped:
+REPEATS_WORTH_A_NOTE = 1000  # fewer repeated lines are ordinary in a verbose build
+
+
+def repeats_note(report: Report) -> str:
+    """What a flooded log repeats: the counts of messages analysed once and counted after."""
+    volume = report.volume
+    if volume.repeated < REPEATS_WORTH_A_NOTE:
         return ""
-    return (
-        f"{report.skipped:,} candidate lines in the middle of this log were left out: "
-        "its first and last ones were analysed."
-    )
+    top = volume.top_repeats[0] if volume.top_repeats else None
+    most = f"; the most repeated ({top.count:,} more times from line {top.line}): {top.text.strip()[:120]}" if top else ""
+    return f"{volume.repeated:,} lines repeat messages already analysed and were counted{most}"
 
 
 def fact_pairs(facts: Facts) -> list[tuple[str, str]]:

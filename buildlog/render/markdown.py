@@ -8,9 +8,9 @@ from buildlog.render.common import (
     fact_pairs,
     fix_parts,
     incident_summary,
+    repeats_note,
     resolved_note,
     similar_note,
-    skipped_note,
 )  # fmt: skip
 from buildlog.report.schema import Report, RootCause
 
@@ -18,7 +18,7 @@ from buildlog.report.schema import Report, RootCause
 def render_markdown(report: Report) -> str:
     """The whole report as markdown text."""
     out = [f"## {STATUS_MARKS[report.status]} {report.headline}", "", f"`{report.source}` · {report.lines} lines"]
-    for note in (report.missing, skipped_note(report)):
+    for note in (report.missing, repeats_note(report)):
         if note:
             out += ["", f"> {note}"]
     out += _timeline(report)

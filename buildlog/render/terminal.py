@@ -18,9 +18,9 @@ from buildlog.render.common import (
     fact_pairs,
     fix_parts,
     incident_summary,
+    repeats_note,
     resolved_note,
     similar_note,
-    skipped_note,
 )  # fmt: skip
 from buildlog.report.schema import Evidence, Report, RootCause
 
@@ -53,7 +53,7 @@ def _header(report: Report) -> RenderableType:
     title = Text(f"{mark} {report.headline}", style=STATUS_STYLE[report.status])
     meta = Text(f"{report.source} · {report.lines} lines", style="dim")
     parts: list[RenderableType] = [title, meta]
-    for note in (report.missing, skipped_note(report)):
+    for note in (report.missing, repeats_note(report)):
         if note:
             parts.append(Text(note, style="yellow"))
     return Group(*parts)

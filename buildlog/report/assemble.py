@@ -1,119 +1,36 @@
-"""Assembles the Report from attempts, findings and facts: the last step before rendering.
+"""Assemble: the Report from the verdict and the facts, and the headline that sums it up.
 
-Decides what the log amounts to (failure, success, unknown, empty), which causes lead, what the
-fix says with this log's values, which lines to show when nothing is certain, and what part of
-the log is missing when it is too short to tell.
+Nothing is decided here: the verdict (diagnose/verdict.py) has decided; this stage only puts it
+into the published form, with the lines of the log counted by the scan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from functools import cache
+from collections.abc import Sequence
 
-from buildlog.diagnose.checks import run_checks
-from buildlog.diagnose.engine import Finding, outcome_of
-from buildlog.diagnose.fixes import template_values
-from buildlog.diagnose.incidents import Occurrence, build_incidents
-from buildlog.diagnose.rules import cause_ids, load_rules
-from buildlog.diagnose.template import fill
-from buildlog.knowledge.sources import load_toml
-from buildlog.learn.classifier import Prediction
-from buildlog.learn.features import failure_lines
-from buildlog.parse.events import Event
-from buildlog.report.schema import Attempt, Evidence, Facts, Incident, Outcome, Report, RootCause, Status
+from buildlog.diagnose.verdict import Diagnosis
+from buildlog.report.schema import Attempt, Incident, Outcome, Repeat, Report, RootCause, Status, Volume
+from buildlog.scan.scanner import ScanSummary
 from buildlog.segment import Span
 
-MAX_EVIDENCE = 6
-MAX_RELEVANT = 8
 
-
-@dataclass(frozen=True)
-class Inputs:
-    """Everything the earlier stages produced for one log."""
-
-    source: str
-    lines: int
-    spans: Sequence[Span]
-    findings: Sequence[Finding]
-    facts: Facts
-    facts_for: Callable[[int], Facts]
-    tail: Sequence[tuple[int, str]]
-    events: Sequence[Event] = ()
-    use_model: bool = True
-    skipped: int = 0
-
-
-def build_report(data: Inputs) -> Report:
-    """The whole Report for one log."""
-    by_attempt = {s.number: [f for f in data.findings if f.attempt == s.number] for s in data.spans}
-    outcomes = {n: outcome_of(fs) for n, fs in by_attempt.items()}
-    causal = _reattribute([f for f in data.findings if f.rule.role == "cause" and outcomes[f.attempt] != "success"])
-    data = replace(data, spans=_actual_interpreters(data, causal))
-    spans = {s.number: s for s in data.spans}
-    occurrences = [Occurrence(f.rule.cause, f.attempt, f.line, spans[f.attempt].stage_at(f.line)) for f in causal]
-    incidents = build_incidents(occurrences, data.spans, outcomes, data.facts_for)
-    status = _status(data, outcomes)
-    roots = _root_causes(causal, incidents, data, outcomes)
-    unexplained = _last_failed_unexplained(data.spans, outcomes, causal)
-    if status == "failure" and unexplained is not None:
-        roots.append(_from_model(data, unexplained) or _unknown(data, unexplained))
-    attempts = [_attempt(s, outcomes[s.number], incidents) for s in data.spans if _worth_listing(s, outcomes)]
-    last = data.spans[-1]
-    in_last = {f.rule.cause for f in causal if f.attempt == last.number}
+def build_report(source: str, summary: ScanSummary, diagnosis: Diagnosis) -> Report:
+    """The whole Report for one log (texts masked later, where they leave the program)."""
+    outcomes = diagnosis.outcomes
+    attempts = [
+        _attempt(s, outcomes[s.number], diagnosis.incidents) for s in diagnosis.attempts if _worth_listing(s, outcomes)
+    ]
+    volume = Volume(
+        candidates=summary.candidates, analysed=summary.candidates - summary.repeated, repeated=summary.repeated,
+        top_repeats=[Repeat(line=r.line, text=r.text.decode("utf-8", "replace"), count=r.count) for r in summary.top_repeats()],
+    )  # fmt: skip
     return Report(
-        source=data.source,
-        lines=data.lines,
-        status=status,
-        headline=_headline(status, roots, incidents, attempts),
-        root_causes=roots,
-        facts=data.facts,
-        attempts=attempts,
-        incidents=incidents,
-        risks=run_checks(data.facts_for(last.number), last, in_last) if status != "empty" else [],
-        relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
-        missing=_missing(data, status, roots),
-        skipped=data.skipped,
-    )
-
-
-def _reattribute(causal: list[Finding]) -> list[Finding]:
-    """The same error line, better explained in a later attempt, is explained so everywhere.
-
-    A CPU-only torch says "CUDA_HOME environment variable is not set" in every attempt; only the
-    attempt that sets CUDA_HOME shows the real cause. A rule that overrides a cause lends its
-    explanation to earlier findings of that cause with the very same text.
-    """
-    better: dict[tuple[str, int], Finding] = {}
-    for f in causal:
-        for g in causal:
-            if f.rule.cause in g.rule.overrides and g.event.text == f.event.text and g.attempt > f.attempt:
-                better.setdefault((f.rule.cause, f.attempt), g)
-    out = []
-    for f in causal:
-        lender = better.get((f.rule.cause, f.attempt))
-        out.append(replace(f, rule=lender.rule, support=f.support + lender.support) if lender else f)
-    return out
-
-
-def _actual_interpreters(data: Inputs, causal: Sequence[Finding]) -> list[Span]:
-    """Where pip refused a system Python, that is the interpreter that really ran, whatever was activated."""
-    refused = {f.attempt for f in causal if f.rule.cause == "externally_managed_pip"}
-    out = []
-    for span in data.spans:
-        if span.number in refused:
-            system = data.facts_for(span.number).interpreter
-            actual = f"the system Python ({system.value if system else 'not the venv'}) via {span.interpreter or 'pip'}"
-            span = replace(span, interpreter=actual)
-        out.append(span)
-    return out
-
-
-def _status(data: Inputs, outcomes: dict[int, Outcome]) -> Status:
-    if data.lines == 0 or not any(text.strip() for _, text in data.tail):
-        return "empty"
-    known = [outcomes[s.number] for s in data.spans if outcomes[s.number] != "unknown"]
-    return known[-1] if known else "unknown"
+        source=source, lines=summary.lines, status=diagnosis.status,
+        headline=_headline(diagnosis.status, diagnosis.root_causes, diagnosis.incidents, attempts),
+        root_causes=list(diagnosis.root_causes), facts=diagnosis.facts, attempts=attempts,
+        incidents=list(diagnosis.incidents), risks=list(diagnosis.risks), relevant=list(diagnosis.relevant),
+        missing=diagnosis.missing, volume=volume,
+    )  # fmt: skip
 
 
 def _worth_listing(span: Span, outcomes: dict[int, Outcome]) -> bool:
@@ -126,162 +43,6 @@ def _attempt(span: Span, outcome: Outcome, incidents: Sequence[Incident]) -> Att
         number=span.number, line=span.start, command=span.command or "(no command shown)", env=span.env,
         interpreter=span.interpreter, outcome=outcome, stage=span.stage, incidents=ids, end_line=span.end,
     )  # fmt: skip
-
-
-def _root_causes(
-    causal: Sequence[Finding], incidents: Sequence[Incident], data: Inputs, outcomes: dict[int, Outcome]
-) -> list[RootCause]:
-    titles = cause_ids()
-    last_failed = max((n for n, o in outcomes.items() if o == "failure"), default=0)
-    roots = []
-    for incident in incidents:
-        mine = [f for f in causal if f.rule.cause == incident.cause]
-        best = max(mine, key=lambda f: (f.rule.priority, -f.line))
-        span = next(s for s in data.spans if s.number == best.attempt)
-        values = template_values(best.hit.groups, data.facts_for(best.attempt), span)
-        roots.append(
-            RootCause(
-                id=incident.cause,
-                title=titles[incident.cause],
-                confidence=max(f.rule.confidence for f in mine),
-                evidence=_evidence(mine),
-                fix=fill(best.rule.fix, values),
-                rule=best.rule.id,
-                attempts=incident.attempts,
-            )  # fmt: skip
-        )
-    open_ids = {r.id for r in roots if last_failed in r.attempts and not _resolved(r.id, incidents)}
-    weight = _model_weights(data, last_failed) if len(open_ids) > 1 else {}
-
-    def order(root: RootCause) -> tuple[bool, int, float, int]:
-        """Open problems first (most telling first), then the resolved ones in the order they came.
-
-        Between open causes that rules rank alike, the classifier's view of the failing attempt decides.
-        """
-        still_open = root.id in open_ids
-        rank = -_priority(root, causal) if still_open else 0
-        return (not still_open, rank, -weight.get(root.id, 0.0), min(root.attempts, default=0))
-
-    return sorted(roots, key=order)
-
-
-def _model_weights(data: Inputs, attempt: int) -> dict[str, float]:
-    """The classifier's probability for each cause on one attempt (empty without a model)."""
-    span = next((s for s in data.spans if s.number == attempt), None)
-    prediction = _classify(data, span) if span is not None else None
-    return dict(prediction.probabilities) if prediction else {}
-
-
-def _resolved(cause: str, incidents: Sequence[Incident]) -> bool:
-    return any(i.cause == cause and i.resolved_by for i in incidents)
-
-
-def _priority(root: RootCause, causal: Sequence[Finding]) -> int:
-    return max((f.rule.priority for f in causal if f.rule.id == root.rule), default=0)
-
-
-def _evidence(findings: Sequence[Finding]) -> list[Evidence]:
-    seen: dict[int, str] = {}
-    for f in sorted(findings, key=lambda f: (-f.rule.priority, f.line)):
-        for line, text in zip(f.hit.lines, f.hit.texts, strict=True):
-            seen.setdefault(line, text)
-        for event in f.support:
-            seen.setdefault(event.line, event.text)
-        if len(seen) >= MAX_EVIDENCE:
-            break
-    return [Evidence(line=n, text=t) for n, t in sorted(seen.items())[:MAX_EVIDENCE]]
-
-
-def _last_failed_unexplained(
-    spans: Sequence[Span], outcomes: dict[int, Outcome], causal: Sequence[Finding]
-) -> Span | None:
-    failed = [s for s in spans if outcomes[s.number] == "failure"]
-    if failed and not any(f.attempt == failed[-1].number for f in causal):
-        return failed[-1]
-    return None
-
-
-def _classify(data: Inputs, span: Span) -> Prediction | None:
-    """The classifier's answer about one attempt (None without a model or known words)."""
-    if not data.use_model:
-        return None
-    from buildlog.learn.classifier import bundled_model  # loaded only for logs the rules leave open
-
-    model = bundled_model()
-    lines = failure_lines(data.events, span.start, span.end)
-    return model.predict(lines) if model and lines else None
-
-
-def _from_model(data: Inputs, span: Span) -> RootCause | None:
-    """Ask the classifier about an attempt no rule explains; None when it abstains."""
-    prediction = _classify(data, span)
-    if prediction is None or not prediction.confident:
-        return None
-    rule = max((r for r in load_rules() if r.cause == prediction.cause), key=lambda r: r.priority)
-    values = template_values({}, data.facts_for(span.number), span)
-    return RootCause(
-        id=prediction.cause, title=cause_ids()[prediction.cause], confidence=round(prediction.probability, 2),
-        evidence=_relevant(data)[:MAX_EVIDENCE], fix=fill(rule.fix, values), engine="model", attempts=[span.number],
-        rule=None,
-    )  # fmt: skip
-
-
-@cache
-def _hints() -> list[dict[str, str]]:
-    return list(load_toml("hints.toml")["hint"])
-
-
-def _hint_for(data: Inputs, span: Span) -> dict[str, str]:
-    """The first hint whose symptom is in the unexplained attempt."""
-    fired = {f.rule.id for f in data.findings if f.attempt == span.number}
-    return next((h for h in _hints() if h["when"] in fired), {})
-
-
-def _unknown(data: Inputs, span: Span) -> RootCause:
-    hint = _hint_for(data, span)
-    text = hint.get("text", "No rule explains this failure. The first error line is usually the cause.")
-    guess = _model_guess(data, span)
-    return RootCause(
-        id="unknown", title="No known cause matched", confidence=0.0, evidence=_relevant(data)[:MAX_EVIDENCE], rule=None,
-        fix=text + (f"\n(The classifier's best guess, not confident enough to report: {guess}.)" if guess else ""),
-        attempts=[span.number],
-    )  # fmt: skip
-
-
-def _model_guess(data: Inputs, span: Span) -> str:
-    prediction = _classify(data, span)
-    return f"{prediction.cause} ({prediction.probability:.0%})" if prediction and prediction.probability >= 0.45 else ""
-
-
-def _relevant(data: Inputs) -> list[Evidence]:
-    """Lines worth reading when no cause is certain: first errors first, then the final ones."""
-    symptoms = sorted(
-        (f for f in data.findings if f.rule.role in ("symptom", "cause")),
-        key=lambda f: (-f.rule.priority, f.line),
-    )
-    picked: dict[int, str] = {}
-    for f in symptoms:
-        picked.setdefault(f.line, f.event.text)
-        if len(picked) >= MAX_RELEVANT:
-            break
-    return [Evidence(line=n, text=t) for n, t in sorted(picked.items())]
-
-
-def _missing(data: Inputs, status: Status, roots: Sequence[RootCause]) -> str:
-    if status == "failure" and roots and roots[-1].id == "unknown":
-        span = next((s for s in data.spans if s.number in roots[-1].attempts), data.spans[-1])
-        return _hint_for(data, span).get("missing", "")
-    if status != "unknown":
-        return ""
-    if data.lines < 5:
-        return (
-            f"The log has only {data.lines} line(s). Paste the whole output of the failing command, from the "
-            "command line itself to the last line (pip install -v shows the compiler's messages)."
-        )
-    return (
-        "The log shows no error and no success. It may be cut off: include the end of the output, and the "
-        "command that was run (with pip, add -v to see the build's own messages)."
-    )
 
 
 def _headline(

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 Outcome = Literal["success", "failure", "unknown"]
 Status = Literal["failure", "success", "unknown", "empty"]
@@ -137,6 +137,25 @@ class Similar(Frozen):
     exact: bool = Field(False, description="the same failure lines as this log: a repeat, not a neighbour")
 
 
+class Repeat(Frozen):
+    """A message the log repeats: counted rather than analysed again."""
+
+    line: int = Field(description="where it first appeared beyond the copies analysed")
+    text: str
+    count: int
+
+
+class Volume(Frozen):
+    """How much of the log was looked at: every selected line is analysed or counted, none dropped."""
+
+    candidates: int = Field(0, description="lines the scan selected (they hold an anchor of some rule, fact or grammar)")
+    analysed: int = Field(0, description="of which parsed and judged")
+    repeated: int = Field(
+        0, description="of which counted as repeats of a message already analysed since the last command"
+    )
+    top_repeats: list[Repeat] = Field(default_factory=list, description="the most repeated messages")
+
+
 class Report(Frozen):
     """Everything buildlog concluded about one log."""
 
@@ -152,7 +171,5 @@ class Report(Frozen):
     risks: list[Risk] = Field(default_factory=list)
     relevant: list[Evidence] = Field(default_factory=list, description="lines worth reading when no cause is certain")
     missing: str = Field("", description="what part of the log is missing, when it is too short to tell")
-    skipped: int = Field(
-        0, description="candidate lines in the middle of a flooded log left out: the first and last ones are analysed"
-    )
+    volume: Volume = Field(default_factory=lambda: Volume())
     similar: list[Similar] = Field(default_factory=list)

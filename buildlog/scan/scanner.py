@@ -2,26 +2,32 @@
 
 Everything after this stage sees only candidate lines (plus a few lines after each, for messages
 that span lines), so the cost of parsing, rules and facts does not grow with the noise in a log.
-The anchors are literal byte strings: every rule and fact pattern names one that its lines must
-contain. An engine (scan_engine) finds them in a whole chunk at once; this module turns what it
-finds into numbered lines, in order, without ever holding more than a chunk or two of the input.
+The anchors are literal byte strings: every rule, fact pattern and stage marker names one that its
+lines must contain. An engine (scan.engines) finds them in a whole chunk at once; this module
+turns what it finds into numbered lines, in order, never holding more than a chunk or two.
 
-Some anchors come with a budget: lines that only such an anchor selects are taken at most that
-many times between two commands. A verbose build repeats the same nvcc flags and include paths
-on every compile line; the first few say what there is to say, and the rest would only cost time.
-The consumer calls `reset_budgets` when it sees a command, while the scan is paused on that
-line, so the decision for every later line already knows about it.
+The scanner owns two policies that keep a huge log affordable without losing what it says:
 
-Line numbers count newline bytes only: a carriage return inside a progress bar is not a line
-break, which is also what an editor shows. A line longer than the reader's limit reaches the scan
-in pieces (see ingest.reader); an anchor cut in two by such a piece boundary is not seen.
+* Budgets. Some anchors come with one: lines that only such an anchor selects are taken at most
+  that many times between two commands. A verbose build repeats the same nvcc flags and include
+  paths on every compile line; the first few say what there is to say.
+* Repeats. A line whose text, with numbers, hashes and paths masked, is the same as one already
+  taken a few times since the last command is counted, not taken again: a flood of the same error
+  costs a counter, and no distinct line is ever dropped.
+
+A command line (one holding a command anchor of knowledge/lines.toml) starts both afresh, so each
+attempt of a session is seen whole. Line numbers count newline bytes only: a carriage return inside
+a progress bar is not a line break, which is also what an editor shows. A line longer than the
+reader's limit reaches the scan in pieces (see ingest.reader); an anchor cut in two there is not seen.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 from buildlog.scan.engines import Anchor, Engine, Occurrence, make_engine
@@ -29,45 +35,67 @@ from buildlog.scan.engines import Anchor, Engine, Occurrence, make_engine
 MAX_LINE = 16 * 1024  # longer lines are clipped around the anchor they matched
 TAIL_LINES = 40
 TAIL_BYTES = TAIL_LINES * MAX_LINE
+REPEATS = 3  # how many times the same message is taken between two commands
+TOP_REPEATS = 5
+MAX_TRACKED = 10_000  # repeated messages whose first text is kept for the report
 
 
 class Candidate(NamedTuple):
-    """A selected line: its 1-based number, raw bytes, and the raw lines right after it."""
+    """A selected line: its 1-based number, raw bytes, the raw lines right after it, its anchors."""
 
     number: int
     raw: bytes
     after: tuple[bytes, ...]
+    anchors: frozenset[str] = frozenset()
 
-    @property
-    def size(self) -> int:
-        """Bytes of the line and of the lines after it: what keeping the candidate costs."""
-        return len(self.raw) + sum(map(len, self.after))
+
+class Repeat(NamedTuple):
+    """A message counted rather than taken again: its first text and how often it came."""
+
+    line: int
+    text: bytes
+    count: int
 
 
 class ScanSummary:
-    """What the scan learned besides the candidates: size and the last lines of the log.
-
-    A plain class rather than a dataclass: it is created once, and every module imported at
-    start-up adds to the time of the shortest run.
-    """
+    """What the scan learned besides the candidates: size, counts, repeats, the last lines."""
 
     def __init__(self) -> None:
         self.lines = 0
         self.bytes = 0
+        self.candidates = 0  # lines selected, repeats included
+        self.repeated = 0  # of which counted as repeats of a message already taken
         self.tail: deque[tuple[int, bytes]] = deque(maxlen=TAIL_LINES)
-        self.skipped = 0  # candidate lines a consumer chose not to analyse (see firstpass)
+        self.repeats: dict[bytes, list[int | bytes]] = {}  # message -> [first line, text, count]
+
+    def top_repeats(self, n: int = TOP_REPEATS) -> list[Repeat]:
+        ranked = sorted(self.repeats.values(), key=lambda r: (-int(r[2]), int(r[0])))[:n]
+        return [Repeat(int(line), bytes(text), int(count)) for line, text, count in ranked]  # type: ignore[call-overload]
 
 
-def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> list[bytes]:
-    """Drop anchors that contain an unbudgeted anchor: such lines are selected by that one anyway."""
+# Volatile parts of a line: hex runs, numbers, and paths (Unix or Windows); masked, two lines that
+# differ only there are the same message.
+_VOLATILE = re.compile(rb"(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'\"()\[\]]+){2,}[\\/]?|0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|\d+")
+
+
+def message_key(raw: bytes) -> bytes:
+    """The line as a message: volatile parts masked, spaces collapsed."""
+    return b" ".join(_VOLATILE.sub(b"#", raw).split())
+
+
+def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> tuple[list[bytes], dict[bytes, list[bytes]]]:
+    """Drop anchors that contain an unbudgeted anchor: such lines are selected by that one anyway.
+
+    Returns the anchors kept and, for each, the dropped ones that contain it: those are present on
+    a line only if the scanner finds them there when the kept one is.
+    """
     raw = sorted(set(anchors))
     parsed = [Anchor.parse(a) for a in raw]
-    # All anchor texts in one string (NUL never occurs in an anchor): one find per free anchor.
-    joined = b"\0".join(p.text for p in parsed)
+    joined = b"\0".join(p.text for p in parsed)  # NUL never occurs in an anchor: one find per free anchor
     starts = [0]
     for p in parsed[:-1]:
         starts.append(starts[-1] + len(p.text) + 1)
-    implied: set[int] = set()
+    implied: dict[int, int] = {}
     for i, free in enumerate(parsed):
         if budgets.get(raw[i]):
             continue
@@ -75,9 +103,13 @@ def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) ->
         while pos >= 0:
             j = bisect_right(starts, pos) - 1
             if j != i and _implies(parsed[j], free, pos - starts[j]):
-                implied.add(j)
+                implied.setdefault(j, i)
             pos = joined.find(free.text, pos + 1)
-    return [a for j, a in enumerate(raw) if j not in implied]
+    kept = [a for j, a in enumerate(raw) if j not in implied]
+    by = {}
+    for j, i in implied.items():
+        by.setdefault(raw[i], []).append(raw[j])
+    return kept, by
 
 
 def _implies(anchor: Anchor, free: Anchor, offset: int) -> bool:
@@ -92,36 +124,36 @@ class Scanner:
 
     def __init__(
         self,
-        anchors: Sequence[bytes],
-        after: int = 4,
-        budgets: Mapping[bytes, int] | None = None,
-        engine: str | None = None,
+        anchors: Sequence[str],
+        budgets: Mapping[str, int] | None = None,
+        resets: Iterable[str] = (),
+        after: int = 6,
+        engine: str = "auto",
+        cache: Path | None = None,
+        repeats: int = REPEATS,
     ) -> None:
-        budgets = budgets or {}
-        kept = essential_anchors(anchors, budgets)
+        raw_budgets = {a.encode("utf-8"): n for a, n in (budgets or {}).items() if n}
+        kept, implied = essential_anchors((a.encode("utf-8") for a in anchors), raw_budgets)
         parsed = [Anchor.parse(a) for a in kept]
-        self._budget = {i: budgets[a] for i, a in enumerate(kept) if budgets.get(a)}
-        self.engine: Engine = make_engine(parsed, engine, frozenset(self._budget))
+        self._names = [a.decode("utf-8") for a in kept]
+        self._implied = [[(b.lstrip(b"\n"), b.decode("utf-8")) for b in implied.get(a, ())] for a in kept]
+        self._budget = {i: raw_budgets[a] for i, a in enumerate(kept) if raw_budgets.get(a)}
+        self.engine: Engine = make_engine(parsed, engine, frozenset(self._budget), cache)
         self.after = after
+        self.repeats = repeats
+        reset_names = set(resets)
+        self._resets = frozenset(i for i, name in enumerate(self._names) if name in reset_names)
+        self._reset_implied = {i for i, pairs in enumerate(self._implied) for _, name in pairs if name in reset_names}
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: set[int] = set()
-        self._reset = False
-        self._tail: _Tail | None = None
+        self._seen: dict[bytes, int] = {}
 
-    def keep_last(self, count: int, max_bytes: int, summary: ScanSummary) -> None:
-        """From now on yield nothing until the input ends, then only the last `count` candidates
-        (at most `max_bytes` of them, counting the lines after each); the others are counted in
-        summary.skipped. Selection goes on exactly as before: only building the candidates (and
-        reading the lines after them) is saved, for all but the last of each chunk.
-        """
-        self._tail = _Tail(count, max_bytes, summary)
-
-    def reset_budgets(self) -> None:
-        """A command started: every budgeted anchor may select lines again."""
+    def _reset(self) -> None:
+        """A command started: every budgeted anchor and every message may select lines again."""
         self._used.clear()
         self._spent.clear()
-        self._reset = True
+        self._seen.clear()
 
     def scan(self, chunks: Iterable[bytes], summary: ScanSummary) -> Iterator[Candidate]:
         """Yield candidates in line order; fill `summary` as the input is consumed."""
@@ -129,45 +161,69 @@ class Scanner:
         number, continues, last = 1, False, 0
         recent = _Recent()  # the last chunks, enough of them to hold the tail
         for chunk in feed:
-            last, number = yield from self._scan_chunk(chunk, number, continues, feed, last)
+            last, number = yield from self._scan_chunk(chunk, number, continues, feed, last, summary)
             continues = not chunk.endswith(b"\n")
             recent.add(chunk)
-        if self._tail is not None:
-            yield from self._tail.candidates()
         summary.lines = number - 1 + (1 if continues else 0)
         _fill_tail(summary, b"".join(recent.chunks)[-TAIL_BYTES - 1 :])
 
     def _scan_chunk(
-        self, chunk: bytes, number: int, continues: bool, feed: _Feed, last: int
+        self, chunk: bytes, number: int, continues: bool, feed: _Feed, last: int, summary: ScanSummary
     ) -> Generator[Candidate, None, tuple[int, int]]:
         """Yield the candidates of one chunk; return the last line selected and the next chunk's first line."""
         skipped = frozenset(self._spent)
         found = self._occurrences(chunk, continues and number == last, continues, skipped)
         i, counted = 0, 0
-        if self._tail is not None:
-            return self._count_chunk(self._tail, chunk, number, counted, found, feed, last)
         while i < len(found):
             pos = found[i][0]
             start = chunk.rfind(b"\n", 0, pos) + 1
             end = chunk.find(b"\n", pos)
             end = len(chunk) if end < 0 else end
             stop = bisect_left(found, (end, -1), i)  # the first occurrence past this line
-            selected = self._selects(found[i:stop])
+            hits = found[i:stop]
             i = stop
-            if not selected:
+            if not self._selects(hits):
                 continue
             number += chunk.count(b"\n", counted, start)
             counted = start
             last = number
-            yield Candidate(number, _clip(chunk, start, end, pos), self._following(chunk, end, feed))
-            if self._reset:
-                self._reset = False
+            summary.candidates += 1
+            raw = _clip(chunk, start, end, pos)
+            indices = {index for _, index in hits}
+            command = bool(indices & self._resets) or any(
+                name.encode("utf-8") in raw for index in indices & self._reset_implied for _, name in self._implied[index]
+            )
+            if command:
+                self._reset()
                 if skipped:  # anchors left out of this search are live again
-                    skipped = frozenset(self._spent)
+                    skipped = frozenset()
                     found, i = self.engine.find(chunk, end + 1, skipped), 0
-            if self._tail is not None:  # the consumer has what it wants from the start: count the rest
-                return self._count_chunk(self._tail, chunk, number, counted, found[i:], feed, last)
+            elif self._repeat(raw, number, summary):
+                continue
+            yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
         return last, number + chunk.count(b"\n", counted)
+
+    def _repeat(self, raw: bytes, number: int, summary: ScanSummary) -> bool:
+        """Count the line if its message was taken `repeats` times since the last command."""
+        key = message_key(raw)
+        seen = self._seen.get(key, 0)
+        if seen < self.repeats:
+            self._seen[key] = seen + 1
+            return False
+        summary.repeated += 1
+        entry = summary.repeats.get(key)
+        if entry is not None:
+            entry[2] = int(entry[2]) + 1
+        elif len(summary.repeats) < MAX_TRACKED:
+            summary.repeats[key] = [number, raw[:300], 1]
+        return True
+
+    def _anchor_names(self, indices: set[int], raw: bytes) -> frozenset[str]:
+        """Every anchor on the line: those found, and those they imply that the line holds too."""
+        names = {self._names[i] for i in indices}
+        for i in indices:
+            names.update(name for text, name in self._implied[i] if text in raw)
+        return frozenset(names)
 
     def _occurrences(
         self, chunk: bytes, selected_before: bool, continues: bool, skip: frozenset[int]
@@ -191,60 +247,16 @@ class Scanner:
 
     def _selects(self, hits: list[Occurrence]) -> bool:
         """Do a line's occurrences select it? An unbudgeted anchor always does; budgeted ones only
-        while they are live (see _charged)."""
+        while they are live: each line they select is charged to them."""
         budget = self._budget
-        return any(index not in budget for _, index in hits) or self._charged(index for _, index in hits)
-
-    def _charged(self, indices: Iterable[int]) -> bool:
-        """Charge the budgeted anchors among `indices` that are still live; False when none is."""
-        live = {index for index in indices if index not in self._spent}
-        self._charge(live)
-        return bool(live)
-
-    def _count_chunk(
-        self, tail: _Tail, chunk: bytes, number: int, counted: int, found: list[Occurrence], feed: _Feed, last: int
-    ) -> tuple[int, int]:
-        """keep_last mode: count the selected lines among `found` and build only the last ones.
-
-        `number` is the number of the line that starts at `counted`.
-
-        Nothing is yielded before the input ends, so most selected lines need neither bounds nor
-        a number: one walk over the occurrences groups them by line (a newline between two of
-        them starts the next line) and keeps the first occurrence of each line selected. This is
-        what keeps a log of nothing but error lines from costing microseconds per line.
-        """
-        firsts: list[int] = []
-        budget, find = self._budget, chunk.find
-        first, prev, free = -1, -1, False
-        live: list[int] = []
-        for pos, index in found:
-            if prev < 0 or find(b"\n", prev, pos) >= 0:  # the first occurrence on a new line
-                if prev >= 0 and (free or self._charged(live)):
-                    firsts.append(first)
-                first, free, live = pos, False, []
-            prev = pos
-            if index not in budget:
-                free = True
-            elif not free:
-                live.append(index)
-        if prev >= 0 and (free or self._charged(live)):
-            firsts.append(first)
-        tail.skip(max(0, len(firsts) - tail.count))
-        for pos in firsts[-tail.count :]:
-            start = chunk.rfind(b"\n", 0, pos) + 1
-            end = find(b"\n", pos)
-            end = len(chunk) if end < 0 else end
-            number += chunk.count(b"\n", counted, start)
-            counted = start
-            last = number
-            tail.add(Candidate(number, _clip(chunk, start, end, pos), self._following(chunk, end, feed)))
-        return last, number + chunk.count(b"\n", counted)
-
-    def _charge(self, live: set[int]) -> None:
+        if any(index not in budget for _, index in hits):
+            return True
+        live = {index for _, index in hits if index not in self._spent}
         for index in live:
             self._used[index] = used = self._used.get(index, 0) + 1
-            if used >= self._budget[index]:
+            if used >= budget[index]:
                 self._spent.add(index)
+        return bool(live)
 
     def _following(self, chunk: bytes, end: int, feed: _Feed) -> tuple[bytes, ...]:
         """Up to `after` lines after the one ending at `end`, from this chunk and the ones after it."""
@@ -279,28 +291,6 @@ class Scanner:
             pos = stop + 1
         return tuple(lines)
 
-
-class _Tail:
-    """The last candidates of a scan, within a count and a number of bytes (see Scanner.keep_last)."""
-
-    def __init__(self, count: int, max_bytes: int, summary: ScanSummary) -> None:
-        self.count, self.max_bytes, self.summary = count, max_bytes, summary
-        self._held: deque[tuple[Candidate, int]] = deque()
-        self._bytes = 0
-
-    def skip(self, n: int) -> None:
-        self.summary.skipped += n
-
-    def add(self, cand: Candidate) -> None:
-        size = cand.size
-        self._held.append((cand, size))
-        self._bytes += size
-        while len(self._held) > self.count or (self._bytes > self.max_bytes and len(self._held) > 1):
-            self._bytes -= self._held.popleft()[1]
-            self.skip(1)
-
-    def candidates(self) -> Iterator[Candidate]:
-        return (cand for cand, _ in self._held)
 
 
 class _Feed:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from buildlog.errors import BuildlogError
+from buildlog.knowledge.bundle import Knowledge
 from buildlog.store.cases import Case, Sidecar, dump_sidecar, iter_cases
 from buildlog.store.db import Store
 from buildlog.store.intake import check_cause, entry_from_bytes
@@ -82,7 +83,7 @@ class Imported:
     skipped: list[str]
 
 
-def read_cases(folder: Path, redact_paths: bool = False) -> Imported:
+def read_cases(folder: Path, knowledge: Knowledge, redact_paths: bool = False) -> Imported:
     """Every failure case of a folder as store sightings, all checked before anything is written."""
     items, skipped = [], []
     for case in _cases(folder):
@@ -90,9 +91,9 @@ def read_cases(folder: Path, redact_paths: bool = False) -> Imported:
         if not side.causes or side.outcome == "success":
             skipped.append(case.slug)
             continue
-        cause = check_cause(side.causes[0], where=f"{case.slug}.toml")
+        cause = check_cause(side.causes[0], knowledge, where=f"{case.slug}.toml")
         entry = entry_from_bytes(
-            case.slug, case.read_bytes(), cause=cause, title=side.title, fix=side.fix, ticket=side.ticket,
+            case.slug, case.read_bytes(), knowledge, cause=cause, title=side.title, fix=side.fix, ticket=side.ticket,
             key_lines=side.key_lines, redact_paths=redact_paths, use_model=False,
         )  # fmt: skip
         first = side.date or now_stamp()

@@ -19,7 +19,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from buildlog.cache import remembered
 from buildlog.errors import BuildlogError
 from buildlog.learn.features import FEATURES_VERSION, idf_from, tfidf_norm
 
@@ -49,11 +48,12 @@ def indexed(case: Case) -> bool:
 
 def case_record(case: Case) -> dict[str, Any]:
     """One case as the index keeps it: label, fix, identity and token counts."""
+    from buildlog.knowledge.artefact import bundled
     from buildlog.store.intake import entry_from_bytes
 
     side = case.sidecar
     entry = entry_from_bytes(
-        case.slug, case.read_bytes(), cause=side.causes[0], title=side.title, fix=side.fix,
+        case.slug, case.read_bytes(), bundled(), cause=side.causes[0], title=side.title, fix=side.fix,
         key_lines=side.key_lines, use_model=False,
     )  # fmt: skip
     return {
@@ -99,17 +99,13 @@ def default_index_path() -> Path:
 @cache
 def load_index() -> dict[str, Any]:
     """The bundled index, each case with its vector length under the index's idf ("norm");
-    an empty index when the file is missing or of another format.
+    an empty index when the file is missing or of another format."""
+    from importlib import resources
 
-    Parsing the file and the lengths are remembered in the user cache between runs.
-    """
-    from buildlog.knowledge.sources import knowledge_file
-
-    node = knowledge_file(INDEX_FILE)
+    node = resources.files("buildlog.knowledge").joinpath(INDEX_FILE)
     if not node.is_file():
         return {"cases": [], "idf": {}}
-    raw = node.read_bytes()
-    return remembered("index", raw, lambda: _with_norms(json.loads(raw)))
+    return _with_norms(json.loads(node.read_bytes()))
 
 
 def _with_norms(data: dict[str, Any]) -> dict[str, Any]:

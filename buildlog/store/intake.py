@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from buildlog.errors import BuildlogError
 from buildlog.ingest.clean import decode
 from buildlog.ingest.reader import iter_chunks, open_source
-from buildlog.ingest.redact import redact
-from buildlog.learn.features import failure_lines, fingerprint, tokens
-from buildlog.pipeline import Analysis, run
+from buildlog.knowledge.bundle import Knowledge
+from buildlog.learn.features import fingerprint, tokens
+from buildlog.pipeline import Analysis, Options, trace
+from buildlog.report.mask import mask_text
 from buildlog.store.records import Entry
 
 MAX_LOG_BYTES = 64 * 1024 * 1024
@@ -38,31 +39,11 @@ def read_log(path: str, limit: int = MAX_LOG_BYTES) -> tuple[str, bytes]:
     return source.name, bytes(data)
 
 
-def known_causes() -> set[str]:
-    """The ids a stored cause may take: those `buildlog causes` lists, and unknown."""
-    from buildlog.diagnose.rules import cause_ids
-
-    return set(cause_ids()) | {"unknown"}
-
-
-def check_cause(cause: str, where: str = "--cause") -> str:
-    """The cause id itself when known; otherwise an error that says where to look."""
-    if cause not in known_causes():
+def check_cause(cause: str, knowledge: Knowledge, where: str = "--cause") -> str:
+    """The cause id itself when known (or unknown); otherwise an error that says where to look."""
+    if cause != "unknown" and cause not in knowledge.causes:
         raise BuildlogError(f"{where}: unknown cause id {cause!r} (see `buildlog causes`)")
     return cause
-
-
-def incident_lines(analysis: Analysis) -> list[str]:
-    """The failure lines of the last failed attempt (the whole log when attempts are not told apart).
-
-    The same choice the classifier trains on, so both see a session's final failure and not the
-    attempts that came before it.
-    """
-    failed = [a.number for a in analysis.report.attempts if a.outcome == "failure"]
-    span = next((s for s in analysis.spans if failed and s.number == failed[-1]), None)
-    if span is None:
-        return failure_lines(analysis.events)
-    return failure_lines(analysis.events, span.start, span.end)
 
 
 def features(lines: Sequence[str]) -> Counter[str]:
@@ -73,6 +54,7 @@ def features(lines: Sequence[str]) -> Counter[str]:
 def entry_from_bytes(
     name: str,
     data: bytes,
+    knowledge: Knowledge,
     *,
     cause: str | None = None,
     title: str | None = None,
@@ -86,8 +68,8 @@ def entry_from_bytes(
 
     A log that shows no failure has nothing to remember unless a cause is given by hand.
     """
-    text = redact(decode(data), paths=redact_paths)
-    analysis = run(name, [text.encode("utf-8")] if text else [], redact_paths=redact_paths, use_model=use_model)
+    text = mask_text(decode(data), paths=redact_paths)
+    analysis = trace(text.encode("utf-8"), knowledge, options=Options(redact_paths=redact_paths, use_model=use_model))
     report = analysis.report
     if report.status == "empty":
         raise BuildlogError(f"{name}: the log is empty; nothing to store")
@@ -96,35 +78,34 @@ def entry_from_bytes(
         if report.status == "success":
             raise BuildlogError(f"{name}: the log shows no failure; give --cause ID to store it anyway")
         cause = found or "unknown"
-    check_cause(cause)
-    lines = incident_lines(analysis)
-    key_lines = tuple(key_lines) or _key_lines(analysis, cause)
+    check_cause(cause, knowledge)
+    lines = list(analysis.failure)
+    key_lines = tuple(mask_text(k, redact_paths) for k in key_lines) or _key_lines(analysis, cause)
     return Entry(
         fingerprint=fingerprint(lines, cause),
         shape=fingerprint(lines),
         cause=cause,
-        title=title or _title(analysis, cause, key_lines),
-        source=redact(report.source, paths=redact_paths),
+        title=mask_text(title, redact_paths) if title else _title(analysis, cause, key_lines, knowledge),
+        source=mask_text(name, paths=redact_paths),
         outcome="unknown" if report.status == "unknown" else "failure",
         key_lines=key_lines,
         failure=tuple(lines),
         counts=features(lines),
         log=text,
-        fix=redact(fix, paths=redact_paths),
-        ticket=redact(ticket),
+        fix=mask_text(fix, paths=redact_paths),
+        ticket=mask_text(ticket),
     )
 
 
-def _title(analysis: Analysis, cause: str, key_lines: Sequence[str]) -> str:
+def _title(analysis: Analysis, cause: str, key_lines: Sequence[str], knowledge: Knowledge) -> str:
     """The first proof line when the analysis found this cause (it names the failure: the missing
     module, the versions), else the cause's own title."""
     report = analysis.report
     if key_lines and report.root_causes and report.root_causes[0].id == cause:
         line = " ".join(key_lines[0].split())
         return line if len(line) <= MAX_TITLE else line[: MAX_TITLE - 1].rstrip() + "…"
-    from buildlog.diagnose.rules import cause_ids
-
-    return cause_ids().get(cause, "A failure no rule explains")
+    known = knowledge.causes.get(cause)
+    return known.title if known else "A failure no rule explains"
 
 
 def _key_lines(analysis: Analysis, cause: str) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ STORE_ENV = "BUILDLOG_STORE"
 STORE_FILE = "store.sqlite"
 
 
-def data_dir(platform: str = sys.platform, env: Mapping[str, str] = os.environ, home: Path | None = None) -> Path:
+def data_dir(platform: str, env: Mapping[str, str], home: Path | None = None) -> Path:
     """The per-user data directory for buildlog on this platform.
 
     Parameters default to the running system; tests pass others to check every platform.
@@ -33,10 +33,10 @@ def data_dir(platform: str = sys.platform, env: Mapping[str, str] = os.environ, 
     return base_path / "buildlog"
 
 
-def store_path(option: str | None = None, env: Mapping[str, str] = os.environ) -> Path:
+def store_path(option: str | None, env: Mapping[str, str]) -> Path:
     """The store file to use: the command-line option wins, then BUILDLOG_STORE, then the default."""
     if option:
         return Path(option).expanduser()
     if env.get(STORE_ENV):
         return Path(env[STORE_ENV]).expanduser()
-    return data_dir(env=env) / STORE_FILE
+    return data_dir(sys.platform, env) / STORE_FILE

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildlog.learn.features import fingerprint, idf_from, term_weight, tfidf_counts, tfidf_norm
-from buildlog.pipeline import Analysis
 from buildlog.report.schema import Similar
-from buildlog.store.intake import features, incident_lines
+from buildlog.store.intake import features
 
 THRESHOLD = 0.5  # corpus cases of different causes rarely reach it; same-cause neighbours often do
 LIMIT = 3
@@ -96,21 +95,31 @@ def rank(
     return found[:limit]
 
 
-def seen_before(
-    analysis: Analysis, store: Path | None, threshold: float = THRESHOLD, limit: int = LIMIT
-) -> list[Similar]:
-    """Past failures like the analysed log, from the store at `store` (if it exists) and the corpus."""
-    if analysis.report.status in ("success", "empty"):
-        return []
-    lines = incident_lines(analysis)
-    if not lines:
-        return []
-    from buildlog.store.index import load_index
+class PastFailures:
+    """"Seen before" as a stage: the store at `path` (if it exists) and the bundled corpus.
 
-    mine = store_past(store) if store is not None else []
-    if mine:  # the idf then spans the store as well
-        return rank(lines, [*mine, *corpus_past()], None, threshold, limit)
-    return rank(lines, corpus_past(with_norms=True), load_index()["idf"], threshold, limit)
+    Given to the pipeline (pipeline.Recall); a store that cannot be read is skipped with a note
+    rather than stopping the explanation.
+    """
+
+    def __init__(self, path: Path | None, threshold: float = THRESHOLD, limit: int = LIMIT) -> None:
+        self.path, self.threshold, self.limit = path, threshold, limit
+        self.note = ""
+
+    def seen_before(self, lines: Sequence[str]) -> list[Similar]:
+        from buildlog.errors import BuildlogError
+        from buildlog.store.index import load_index
+
+        if not lines:
+            return []
+        try:
+            mine = store_past(self.path) if self.path is not None else []
+        except BuildlogError as exc:
+            self.note = f"the store was skipped: {exc}"
+            mine = []
+        if mine:  # the idf then spans the store as well
+            return rank(lines, [*mine, *corpus_past()], None, self.threshold, self.limit)
+        return rank(lines, corpus_past(with_norms=True), load_index()["idf"], self.threshold, self.limit)
 
 
 def _unique(pasts: Iterable[Past]) -> list[Past]:

@@ -1,0 +1,287 @@
+"""The verdict on a log: how each attempt ended, the incidents and what resolved them, the root
+causes with their evidence and fix, the risks, and what to read when nothing is certain.
+
+Outcomes are decided once, on the attempts as a person sees them (helper installs folded into the
+build they prepare); everything after works from that one decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from buildlog.diagnose.checks import run_checks
+from buildlog.diagnose.engine import Diagnoser, Finding, outcome_of
+from buildlog.diagnose.fixes import template_values
+from buildlog.diagnose.incidents import Occurrence, build_incidents
+from buildlog.diagnose.template import fill
+from buildlog.knowledge.bundle import Knowledge
+from buildlog.knowledge.records import Hint
+from buildlog.learn.classifier import Prediction, model_of
+from buildlog.learn.features import failure_lines
+from buildlog.parse.events import Event
+from buildlog.report.schema import Evidence, Facts, Incident, Outcome, Risk, RootCause, Status
+from buildlog.segment import Span, group_steps
+
+MAX_EVIDENCE = 6
+MAX_RELEVANT = 8
+
+
+FactsFor = Callable[[Sequence[Span]], Callable[[int], Facts]]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the earlier stages produced for one log, as the verdict reads it."""
+
+    lines: int
+    spans: Sequence[Span]
+    findings: Sequence[Finding]
+    facts_for: Callable[[int], Facts]
+    tail: Sequence[tuple[int, str]]
+    events: Sequence[Event]
+    knowledge: Knowledge
+    use_model: bool = True
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The verdict: every attempt with its outcome, the incidents, causes, risks and notes."""
+
+    status: Status
+    attempts: Sequence[Span]
+    outcomes: dict[int, Outcome]
+    findings: Sequence[Finding]
+    incidents: Sequence[Incident]
+    root_causes: Sequence[RootCause]
+    risks: Sequence[Risk]
+    relevant: Sequence[Evidence]
+    missing: str
+    facts: Facts
+
+
+def diagnose(
+    events: Sequence[Event], steps: Sequence[Span], facts_for_spans: FactsFor, lines: int,
+    tail: Sequence[tuple[int, str]], knowledge: Knowledge, use_model: bool = True,
+) -> Diagnosis:  # fmt: skip
+    """Rules over every step, outcomes once, steps grouped into attempts, then the verdict."""
+    findings = Diagnoser(knowledge).findings(events, steps, facts_for_spans(steps))
+    step_outcomes = {s.number: outcome_of([f for f in findings if f.attempt == s.number]) for s in steps}
+    spans, mapping = group_steps(steps, step_outcomes)
+    findings = [replace(f, attempt=mapping[f.attempt]) for f in findings]
+    data = Inputs(lines, spans, findings, facts_for_spans(spans), tail, events, knowledge, use_model)
+    return decide(data)
+
+
+def decide(data: Inputs) -> Diagnosis:
+    """The verdict on attempts whose findings are known."""
+    k = data.knowledge
+    outcomes = {s.number: outcome_of([f for f in data.findings if f.attempt == s.number]) for s in data.spans}
+    causal = _reattribute([f for f in data.findings if f.rule.role == "cause" and outcomes[f.attempt] != "success"])
+    data = replace(data, spans=_actual_interpreters(data, causal))
+    spans = {s.number: s for s in data.spans}
+    occurrences = [Occurrence(f.rule.cause, f.attempt, f.line, spans[f.attempt].stage_at(f.line)) for f in causal]
+    incidents = build_incidents(occurrences, data.spans, outcomes, k.bearings, data.facts_for)
+    status = _status(data, outcomes)
+    roots = _root_causes(causal, incidents, data, outcomes)
+    unexplained = _last_failed_unexplained(data.spans, outcomes, causal)
+    if status == "failure" and unexplained is not None:
+        roots.append(_from_model(data, unexplained) or _unknown(data, unexplained))
+    last = data.spans[-1]
+    in_last = {f.rule.cause for f in causal if f.attempt == last.number}
+    return Diagnosis(
+        status=status, attempts=data.spans, outcomes=outcomes, findings=data.findings, incidents=incidents,
+        root_causes=roots,
+        risks=run_checks(data.facts_for(last.number), last, in_last, k) if status != "empty" else [],
+        relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
+        missing=_missing(data, status, roots), facts=data.facts_for(last.number),
+    )  # fmt: skip
+
+
+def _reattribute(causal: list[Finding]) -> list[Finding]:
+    """The same error line, better explained in a later attempt, is explained so everywhere.
+
+    A CPU-only torch says "CUDA_HOME environment variable is not set" in every attempt; only the
+    attempt that sets CUDA_HOME shows the real cause. A rule that overrides a cause lends its
+    explanation to earlier findings of that cause with the very same text.
+    """
+    better: dict[tuple[str, int], Finding] = {}
+    for f in causal:
+        for g in causal:
+            if f.rule.cause in g.rule.overrides and g.event.text == f.event.text and g.attempt > f.attempt:
+                better.setdefault((f.rule.cause, f.attempt), g)
+    out = []
+    for f in causal:
+        lender = better.get((f.rule.cause, f.attempt))
+        out.append(replace(f, rule=lender.rule, support=f.support + lender.support) if lender else f)
+    return out
+
+
+def _actual_interpreters(data: Inputs, causal: Sequence[Finding]) -> list[Span]:
+    """Where pip refused a system Python, that is the interpreter that really ran, whatever was activated."""
+    refused = {f.attempt for f in causal if f.rule.cause == "externally_managed_pip"}
+    out = []
+    for span in data.spans:
+        if span.number in refused:
+            system = data.facts_for(span.number).interpreter
+            actual = f"the system Python ({system.value if system else 'not the venv'}) via {span.interpreter or 'pip'}"
+            span = replace(span, interpreter=actual)
+        out.append(span)
+    return out
+
+
+def _status(data: Inputs, outcomes: dict[int, Outcome]) -> Status:
+    if data.lines == 0 or not any(text.strip() for _, text in data.tail):
+        return "empty"
+    known = [outcomes[s.number] for s in data.spans if outcomes[s.number] != "unknown"]
+    return known[-1] if known else "unknown"
+
+
+def _root_causes(
+    causal: Sequence[Finding], incidents: Sequence[Incident], data: Inputs, outcomes: dict[int, Outcome]
+) -> list[RootCause]:
+    titles = {c.id: c.title for c in data.knowledge.causes.values()}
+    last_failed = max((n for n, o in outcomes.items() if o == "failure"), default=0)
+    roots = []
+    for incident in incidents:
+        mine = [f for f in causal if f.rule.cause == incident.cause]
+        best = max(mine, key=lambda f: (f.rule.priority, -f.line))
+        span = next(s for s in data.spans if s.number == best.attempt)
+        values = template_values(best.hit.groups, data.facts_for(best.attempt), span, data.knowledge)
+        roots.append(
+            RootCause(
+                id=incident.cause,
+                title=titles[incident.cause],
+                confidence=max(f.rule.confidence for f in mine),
+                evidence=_evidence(mine),
+                fix=fill(best.rule.fix, values),
+                rule=best.rule.id,
+                attempts=incident.attempts,
+            )  # fmt: skip
+        )
+    open_ids = {r.id for r in roots if last_failed in r.attempts and not _resolved(r.id, incidents)}
+    weight = _model_weights(data, last_failed) if len(open_ids) > 1 else {}
+
+    def order(root: RootCause) -> tuple[bool, int, float, int]:
+        """Open problems first (most telling first), then the resolved ones in the order they came.
+
+        Between open causes that rules rank alike, the classifier's view of the failing attempt decides.
+        """
+        still_open = root.id in open_ids
+        rank = -_priority(root, causal) if still_open else 0
+        return (not still_open, rank, -weight.get(root.id, 0.0), min(root.attempts, default=0))
+
+    return sorted(roots, key=order)
+
+
+def _model_weights(data: Inputs, attempt: int) -> dict[str, float]:
+    """The classifier's probability for each cause on one attempt (empty without a model)."""
+    span = next((s for s in data.spans if s.number == attempt), None)
+    prediction = _classify(data, span) if span is not None else None
+    return dict(prediction.probabilities) if prediction else {}
+
+
+def _resolved(cause: str, incidents: Sequence[Incident]) -> bool:
+    return any(i.cause == cause and i.resolved_by for i in incidents)
+
+
+def _priority(root: RootCause, causal: Sequence[Finding]) -> int:
+    return max((f.rule.priority for f in causal if f.rule.id == root.rule), default=0)
+
+
+def _evidence(findings: Sequence[Finding]) -> list[Evidence]:
+    seen: dict[int, str] = {}
+    for f in sorted(findings, key=lambda f: (-f.rule.priority, f.line)):
+        for line, text in zip(f.hit.lines, f.hit.texts, strict=True):
+            seen.setdefault(line, text)
+        for event in f.support:
+            seen.setdefault(event.line, event.text)
+        if len(seen) >= MAX_EVIDENCE:
+            break
+    return [Evidence(line=n, text=t) for n, t in sorted(seen.items())[:MAX_EVIDENCE]]
+
+
+def _last_failed_unexplained(
+    spans: Sequence[Span], outcomes: dict[int, Outcome], causal: Sequence[Finding]
+) -> Span | None:
+    failed = [s for s in spans if outcomes[s.number] == "failure"]
+    if failed and not any(f.attempt == failed[-1].number for f in causal):
+        return failed[-1]
+    return None
+
+
+def _classify(data: Inputs, span: Span) -> Prediction | None:
+    """The classifier's answer about one attempt (None without a model or known words)."""
+    if not data.use_model:
+        return None
+    model = model_of(data.knowledge.classifier_data)  # loaded only for logs the rules leave open
+    lines = failure_lines(data.events, span.start, span.end)
+    return model.predict(lines) if model and lines else None
+
+
+def _from_model(data: Inputs, span: Span) -> RootCause | None:
+    """Ask the classifier about an attempt no rule explains; None when it abstains."""
+    prediction = _classify(data, span)
+    if prediction is None or not prediction.confident:
+        return None
+    rule = max((r for r in data.knowledge.rules if r.cause == prediction.cause), key=lambda r: r.priority)
+    values = template_values({}, data.facts_for(span.number), span, data.knowledge)
+    return RootCause(
+        id=prediction.cause, title=data.knowledge.causes[prediction.cause].title, confidence=round(prediction.probability, 2),
+        evidence=_relevant(data)[:MAX_EVIDENCE], fix=fill(rule.fix, values), engine="model", attempts=[span.number],
+        rule=None,
+    )  # fmt: skip
+
+
+def _hint_for(data: Inputs, span: Span) -> Hint | None:
+    """The first hint whose symptom is in the unexplained attempt."""
+    fired = {f.rule.id for f in data.findings if f.attempt == span.number}
+    return next((h for h in data.knowledge.hints if h.when in fired), None)
+
+
+def _unknown(data: Inputs, span: Span) -> RootCause:
+    hint = _hint_for(data, span)
+    text = hint.text if hint else "No rule explains this failure. The first error line is usually the cause."
+    guess = _model_guess(data, span)
+    return RootCause(
+        id="unknown", title="No known cause matched", confidence=0.0, evidence=_relevant(data)[:MAX_EVIDENCE], rule=None,
+        fix=text + (f"\n(The classifier's best guess, not confident enough to report: {guess}.)" if guess else ""),
+        attempts=[span.number],
+    )  # fmt: skip
+
+
+def _model_guess(data: Inputs, span: Span) -> str:
+    prediction = _classify(data, span)
+    return f"{prediction.cause} ({prediction.probability:.0%})" if prediction and prediction.probability >= 0.45 else ""
+
+
+def _relevant(data: Inputs) -> list[Evidence]:
+    """Lines worth reading when no cause is certain: first errors first, then the final ones."""
+    symptoms = sorted(
+        (f for f in data.findings if f.rule.role in ("symptom", "cause")),
+        key=lambda f: (-f.rule.priority, f.line),
+    )
+    picked: dict[int, str] = {}
+    for f in symptoms:
+        picked.setdefault(f.line, f.event.text)
+        if len(picked) >= MAX_RELEVANT:
+            break
+    return [Evidence(line=n, text=t) for n, t in sorted(picked.items())]
+
+
+def _missing(data: Inputs, status: Status, roots: Sequence[RootCause]) -> str:
+    if status == "failure" and roots and roots[-1].id == "unknown":
+        span = next((s for s in data.spans if s.number in roots[-1].attempts), data.spans[-1])
+        hint = _hint_for(data, span)
+        return hint.missing if hint else ""
+    if status != "unknown":
+        return ""
+    if data.lines < 5:
+        return (
+            f"The log has only {data.lines} line(s). Paste the whole output of the failing command, from the "
+            "command line itself to the last line (pip install -v shows the compiler's messages)."
+        )
+    return (
+        "The log shows no error and no success. It may be cut off: include the end of the output, and the "
+        "command that was run (with pip, add -v to see the build's own messages)."
+    )

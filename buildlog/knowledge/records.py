@@ -1,0 +1,131 @@
+"""The records knowledge is made of, as the stages use them: small frozen dataclasses.
+
+They are built from checked data only (knowledge/load.py), so they carry no validation of their
+own; regexes are compiled on first use, since a run needs only those of the lines it meets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+
+
+@cache
+def compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """A pattern compiled once per process, whichever record asks."""
+    return re.compile(pattern, flags)
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    id: str
+    title: str
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Examples:
+    fire: tuple[str, ...]
+    quiet: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One detection rule: the kind of line it matches, the cause it proves, the fix it suggests."""
+
+    id: str
+    title: str
+    anchors: tuple[str, ...]
+    pattern: str
+    examples: Examples
+    role: str = "cause"
+    cause: str = ""
+    description: str = ""
+    priority: int = 50
+    confidence: float = 0.9
+    multiline: bool = False
+    events: frozenset[str] = frozenset({"any"})
+    context: str | None = None
+    not_context: str | None = None
+    command: str | None = None
+    not_command: str | None = None
+    facts: Mapping[str, str] = field(default_factory=dict)
+    show_facts: tuple[str, ...] = ()
+    overrides: tuple[str, ...] = ()
+    fix: str = ""
+    references: tuple[str, ...] = ()
+    origin: str = "bundled"  # the file a user rule came from
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return compiled(self.pattern)
+
+
+@dataclass(frozen=True, slots=True)
+class FactPattern:
+    """A statement of facts in passing (knowledge/facts.toml): each named group is a fact."""
+
+    id: str
+    anchors: tuple[str, ...]
+    pattern: str
+    multiline: bool = False
+    all_matches: bool = False
+    budget: int = 0
+    change: bool = False  # the line reports a change (an install), not just the state
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return compiled(self.pattern, re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class StageMarker:
+    """A kind of line that shows a build reached a stage (knowledge/stages.toml)."""
+
+    stage: str
+    anchors: tuple[str, ...]
+    pattern: str
+    budget: int = 0
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return compiled(self.pattern)
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """What to say when a symptom rule fired and no cause explains the failure."""
+
+    when: str
+    text: str
+    missing: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Bearing:
+    """Which kinds of change can resolve a cause, and which causes a failure with it has got past."""
+
+    changes: tuple[str, ...]
+    proves_past: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class CheckText:
+    """The words of a cross-fact check; its logic is diagnose/checks.py under the same id."""
+
+    id: str
+    title: str
+    severity: str
+    consequence: str
+    fix: str
+    covers: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Jobs:
+    """Peak memory of one compile job, by package, for the MAX_JOBS advice."""
+
+    ram_share: float
+    per_job_gb: Mapping[str, float]
