@@ -282,13 +282,13 @@ def burial_examples() -> list[Example]:
     Rules with a context, command or facts condition, or that override other causes, depend on
     surroundings the noise does not provide, so their examples would not be fair ground truth.
     """
-    from buildlog.diagnose.rules import load_rules
+    from buildlog.knowledge.artefact import bundled
 
     out = []
-    for rule in load_rules():
+    for rule in bundled().rules:
         if rule.role != "cause" or rule.context or rule.command or rule.not_command or rule.facts or rule.overrides:
             continue
-        if rule.events != ["any"]:
+        if rule.events != frozenset({"any"}):
             continue
         out.extend(Example(rule.cause, rule.id, text) for text in rule.examples.fire)
     return out

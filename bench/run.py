@@ -120,9 +120,9 @@ def grep_env() -> dict[str, str]:
 
 def write_patterns(folder: Path) -> tuple[Path, int, int]:
     """The rules' patterns as EREs, one per line; how many there are and how many fell back to anchors."""
-    from buildlog.diagnose.rules import load_rules
+    from buildlog.knowledge.artefact import bundled
 
-    patterns, fallbacks = patterns_for_grep((r.pattern, r.anchors) for r in load_rules())
+    patterns, fallbacks = patterns_for_grep((r.pattern, r.anchors) for r in bundled().rules)
     patterns = [p for p in patterns if _grep_accepts(p)]
     path = folder / "patterns.ere"
     path.write_text("\n".join(patterns) + "\n", "utf-8")

@@ -10,13 +10,12 @@ import pytest
 
 from bench import gen
 from bench.ere import Unsupported, escape_literal, patterns_for_grep, to_ere
-from buildlog.diagnose.rules import load_rules
 from buildlog.ingest.clean import clean_line
-from buildlog.ingest.reader import iter_chunks
-from buildlog.pipeline import run
+from buildlog.knowledge.artefact import bundled
+from buildlog.pipeline import Options, analyse
 from buildlog.scan.engines import hyperscan_available
 
-ENGINES = ["stdlib", "hyperscan"] if hyperscan_available() else ["stdlib"]
+ENGINES = ["plain", "hyperscan"] if hyperscan_available() else ["plain"]
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +49,9 @@ def test_the_noise_looks_like_a_verbose_build(small_log):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_explain_names_every_buried_cause(small_log, engine, monkeypatch):
-    monkeypatch.setenv("BUILDLOG_SCAN_ENGINE", engine)
+def test_explain_names_every_buried_cause(small_log, engine):
     path, truth = small_log
-    with path.open("rb") as stream:
-        report = run(path.name, iter_chunks(stream)).report
+    report = analyse(path.read_bytes(), bundled(), options=Options(engine=engine))
     assert set(truth.causes) <= {r.id for r in report.root_causes}
     assert report.lines == truth.lines
 
@@ -62,7 +59,7 @@ def test_explain_names_every_buried_cause(small_log, engine, monkeypatch):
 def test_noise_alone_proves_no_cause(tmp_path):
     path = tmp_path / "noise.log"
     gen.generate(path, 200_000, seed=5, causes=0)
-    report = run(path.name, [path.read_bytes()]).report
+    report = analyse(path.read_bytes(), bundled())
     assert {r.id for r in report.root_causes if r.engine == "rules"} <= {"unknown"}
 
 
@@ -102,8 +99,8 @@ def test_fallback_is_the_escaped_anchors():
 
 @pytest.mark.skipif(shutil.which("grep") is None, reason="no grep")
 def test_grep_accepts_the_rule_patterns_and_they_match_the_examples():
-    patterns, _ = patterns_for_grep((r.pattern, r.anchors) for r in load_rules())
-    for rule in load_rules():
+    patterns, _ = patterns_for_grep((r.pattern, r.anchors) for r in bundled().rules)
+    for rule in bundled().rules:
         try:
             ere = to_ere(rule.pattern)
         except Unsupported:

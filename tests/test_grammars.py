@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from buildlog.parse.events import parse_line
+from buildlog.knowledge.artefact import bundled
+from buildlog.parse import events
+
+K = bundled()
+
+
+def parse_line(number, line):
+    return events.parse_line(K, number, line)
 
 CASES = [
     ("csrc/flash_api.cpp:12:5: error: 'x' was not declared in this scope", "diagnostic", {"severity": "error"}),

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from buildlog.errors import BuildlogError
-from buildlog.knowledge.sources import knowledge_text
-from buildlog.learn.classifier import bundled_model, model_from_dict
+from buildlog.knowledge.artefact import bundled
+from buildlog.learn.classifier import model_from_dict, model_of
 from buildlog.learn.features import fingerprint, idf_from, mask, tfidf, tokens
 from buildlog.store.cases import iter_cases
 from tests.conftest import CORPUS
@@ -62,7 +62,7 @@ def test_model_format_is_checked():
 
 
 def test_a_matrix_that_does_not_fit_the_vocabulary_is_refused():
-    data = json.loads(knowledge_text("classifier.json"))
+    data = dict(bundled().classifier_data)
     data["vocabulary"] = data["vocabulary"][:-1]
     data["idf"] = data["idf"][:-1]
     with pytest.raises(BuildlogError, match="damaged"):
@@ -73,7 +73,7 @@ def test_bundled_model_was_trained_on_this_corpus():
     pytest.importorskip("sklearn")
     from buildlog.learn.training import corpus_hash
 
-    model = bundled_model()
+    model = model_of(bundled().classifier_data)
     assert model is not None, "no bundled model: run `buildlog train corpus/cases`"
     assert model.corpus_hash == corpus_hash(list(iter_cases(CORPUS))), (
         "corpus changed: run `buildlog train corpus/cases`"

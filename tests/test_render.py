@@ -124,15 +124,22 @@ def test_empty_report_renders():
     assert render_markdown(report).startswith("## · The log is empty")
 
 
-def test_a_flooded_log_says_what_it_left_out():
-    report = sample_report().model_copy(update={"skipped": 94000})
-    note = "94,000 candidate lines in the middle of this log were left out: its first and last ones were analysed."
+def test_a_flooded_log_says_what_it_counted():
+    from buildlog.report.schema import Repeat, Volume
+
+    top = Repeat(line=40, text="x.cu(3): error: identifier \"h\" is undefined", count=93000)
+    volume = Volume(candidates=100_000, analysed=6000, repeated=94000, top_repeats=[top])
+    report = sample_report().model_copy(update={"volume": volume})
+    note = (
+        "94,000 lines repeat messages already analysed and were counted; the most repeated (93,000 more times "
+        'from line 40): x.cu(3): error: identifier "h" is undefined'
+    )
     out = io.StringIO()
-    render_terminal(report, Console(file=out, width=200, color_system=None, highlight=False))
+    render_terminal(report, Console(file=out, width=300, color_system=None, highlight=False))
     assert out.getvalue().splitlines()[2] == note
     assert f"> {note}" in render_markdown(report)
-    assert json.loads(render_json(report))["skipped"] == 94000
-    assert "left out" not in render_markdown(sample_report())
+    assert json.loads(render_json(report))["volume"]["repeated"] == 94000
+    assert "counted" not in render_markdown(sample_report())
 
 
 def test_published_schema_is_current():

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from buildlog.knowledge.artefact import bundled
 from buildlog.learn.features import idf_from, tfidf, tfidf_counts, tfidf_norm, tokens
-from buildlog.pipeline import run
+from buildlog.pipeline import Options, trace
 from buildlog.store.cases import iter_cases
 from buildlog.store.index import build_index, corpus_hash, default_index_path, dump_index, load_index, main
 from buildlog.store.paths import data_dir, store_path
-from buildlog.store.similar import THRESHOLD, Past, rank, seen_before
+from buildlog.store.similar import THRESHOLD, Past, PastFailures, rank
 from tests.conftest import CORPUS
 
 REBUILD = "rebuild it: python -m buildlog.store.index corpus/cases"
@@ -39,7 +40,8 @@ def test_every_indexed_case_finds_itself():
         case = cases.get(record["key"])
         if case is None or case.sidecar.outcome == "success":
             continue  # removed since the index was built (the test above says so), or nothing failed
-        found = seen_before(run(case.slug, [case.read_bytes()], use_model=False), None, limit=50)
+        failure = trace(case.read_bytes(), bundled(), options=Options(use_model=False)).failure
+        found = PastFailures(None, limit=50).seen_before(failure)
         assert found, case.slug
         same = [s for s in found if s.score == found[0].score]
         assert found[0].exact or record["key"] in {s.key for s in same}, (case.slug, found[:2])
