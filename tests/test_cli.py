@@ -143,3 +143,96 @@ def test_a_big_input_draws_a_progress_bar_on_a_terminal_only(tmp_path):
     assert proc.returncode == 0 and b"reading big.log" in drawn
     piped = subprocess.run(argv, capture_output=True)
     assert piped.returncode == 0 and piped.stderr == b""
+
+
+# --- settings from the environment and config files, and inputs that cannot be read ---------
+
+import os  # noqa: E402
+import subprocess as _sp  # noqa: E402
+
+from tests.conftest import ROOT  # noqa: E402
+
+
+def _buildlog(*args, env=None, stdin=None, cwd=None):
+    full = {**os.environ, **(env or {})}
+    return _sp.run([sys.executable, "-m", "buildlog", *args], capture_output=True, text=True, env=full, stdin=stdin, cwd=cwd)
+
+
+LOG = ROOT / "corpus" / "cases" / "flash-attn-no-build-isolation-missing-psutil.log"
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"BUILDLOG_SCAN_ENGINE": "garbage"}, "$BUILDLOG_SCAN_ENGINE='garbage': expected one of auto, hyperscan, plain"),
+        ({"BUILDLOG_REDACT_PATHS": "maybe"}, "$BUILDLOG_REDACT_PATHS='maybe': expected 1 or 0"),
+        ({"BUILDLOG_RULES": "/no/such/rules"}, "/no/such/rules: no such rule file or folder"),
+    ],
+)
+def test_a_bad_environment_variable_is_a_clear_error(env, message):
+    proc = _buildlog("explain", str(LOG), env=env)
+    assert proc.returncode == 2 and message in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_debug_zero_means_off_and_a_relative_cache_folder_writes_nothing_here(tmp_path):
+    proc = _buildlog("explain", str(LOG), env={"BUILDLOG_DEBUG": "0", "XDG_CACHE_HOME": "relative", "HOME": str(tmp_path)}, cwd=tmp_path)
+    assert proc.returncode == 0
+    assert not (tmp_path / "relative").exists()
+
+
+@pytest.mark.parametrize("args", [["explain", "/proc/self/mem"], ["explain", "a" * 300 + ".log"]])
+def test_inputs_that_cannot_be_read_are_clear_errors(args):
+    proc = _buildlog(*args)
+    assert proc.returncode == 2 and "internal error" not in proc.stderr and proc.stderr.startswith("buildlog: ")
+
+
+def test_a_closed_stdin_is_a_clear_error():
+    proc = _sp.run(f"{sys.executable} -m buildlog explain - <&-", shell=True, capture_output=True, text=True)
+    assert proc.returncode == 2 and "standard input is closed" in proc.stderr
+
+
+def test_a_file_name_that_is_not_utf8_still_gives_json(tmp_path):
+    name = os.fsencode(str(tmp_path)) + b"/build-\xff.log"
+    with open(name, "wb") as out:
+        out.write(LOG.read_bytes())
+    proc = _sp.run([sys.executable, "-m", "buildlog", "explain", name, "--format", "json"], capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["source"].endswith("build-\ufffd.log")
+
+
+def test_config_in_pyproject_adds_rules_and_switches_one_off(tmp_path):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "team.toml").write_text(
+        '[[rule]]\nid = "team-psutil"\ncause = "missing_build_dependency"\ntitle = "psutil is missing (team rule)"\n'
+        'anchors = ["No module named \'psutil\'"]\npattern = "No module named \'psutil\'"\npriority = 99\n'
+        'fix = "Ask the platform team for the psutil image."\n[rule.examples]\nfire = ["No module named \'psutil\'"]\n'
+    )
+    (tmp_path / "pyproject.toml").write_text('[tool.buildlog]\nrules = ["rules"]\ndisable = ["ninja-required"]\n')
+    proc = _buildlog("explain", str(LOG), "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["root_causes"][0]["rule"] == "team-psutil"
+    listed = _buildlog("rules", cwd=tmp_path).stdout
+    assert "team-psutil" in listed and "ninja-required " not in listed
+    (tmp_path / "pyproject.toml").write_text('[tool.buildlog]\nrulez = ["rules"]\n')
+    bad = _buildlog("explain", str(LOG), cwd=tmp_path)
+    assert bad.returncode == 2 and "unknown buildlog setting rulez" in bad.stderr
+
+
+def test_rule_prints_what_a_rule_finds_and_rules_test_runs_a_folder(tmp_path):
+    shown = _buildlog("rule", "torch-cuda-major-mismatch").stdout
+    for part in ("cuda_version_mismatch", "Why it matters:", "Example:", "Fix:", "References:"):
+        assert part in shown
+    assert _buildlog("rule", "nope").returncode == 2
+    (tmp_path / "r.toml").write_text(
+        '[[rule]]\nid = "team-x"\ncause = "disk_full"\ntitle = "team disk rule"\nanchors = ["QUOTA EXCEEDED"]\n'
+        'pattern = "QUOTA EXCEEDED on (?P<path>\\\\S+)"\n[rule.examples]\nfire = ["QUOTA EXCEEDED on /scratch"]\n'
+        'quiet = ["QUOTA EXCEEDED on"]\n'
+    )
+    ok_run = _buildlog("rules", "test", str(tmp_path))
+    assert ok_run.returncode == 0 and "1 rules, 0 failing examples" in ok_run.stdout, ok_run.stdout + ok_run.stderr
+    (tmp_path / "r.toml").write_text((tmp_path / "r.toml").read_text().replace('quiet = ["QUOTA EXCEEDED on"]', 'quiet = ["QUOTA EXCEEDED on /home"]'))
+    failing = _buildlog("rules", "test", str(tmp_path))
+    assert failing.returncode == 1 and "FAIL team-x quiet" in failing.stdout
+    schema = json.loads(_buildlog("schema", "--rules").stdout)
+    assert "rule" in schema["properties"]
