@@ -279,6 +279,37 @@ class Job:
         cxx = f"-O3 -std=c++17 {defines}"
         return includes, cuda, cxx
 
+    def chatter(self, count: int) -> list[list[str]]:
+        """What compile steps print besides their command: warnings on torch's headers, ptxas usage."""
+        rng, site = self.rng, self.site
+        out = []
+        for _ in range(count):
+            kind = rng.random()
+            if kind < 0.4:
+                header = rng.choice(
+                    ("c10/util/irange.h(54)", "c10/core/TensorImpl.h(77)", "ATen/core/TensorBody.h(247)")
+                )
+                number, text = rng.choice(((186, "pointless comparison of unsigned integer with zero"),
+                                           (177, 'variable "smem_size" was declared but never referenced')))  # fmt: skip
+                out.append([f"{site}/torch/include/{header}: warning #{number}-D: {text}", "          detected during:",
+                            f'            instantiation of "void flash::compute_attn<Kernel_traits,Is_dropout,Is_causal>'
+                            f'(const Params &)" at line {rng.randint(30, 900)} of {self.tmp}/csrc/flash_attn/src/flash_fwd_kernel.h',
+                            "", 'Remark: The warnings can be suppressed with "-diag-suppress <warning-number>"', ""])  # fmt: skip
+            elif kind < 0.7:
+                src = rng.choice(self.pkg.sources[:1])
+                line, col = rng.randint(10, 900), rng.randint(3, 40)
+                var = rng.choice(("num_splits", "seqlen_k", "head_size_og", "softmax_lse", "out_accum"))
+                out.append([f"{self.tmp}/{src}: In function 'void run_mha_fwd(Flash_fwd_params&, cudaStream_t, bool)':",
+                            f"{self.tmp}/{src}:{line}:{col}: warning: unused variable '{var}' [-Wunused-variable]",
+                            f"  {line} |     const int {var} = params.{var};", f"      | {' ' * col}^~~~~~~~~"])  # fmt: skip
+            else:
+                entry = f"_ZN5flash{rng.randint(10, 99)}compute_attn_{_hex(rng, 6)}EvNS_16Flash_fwd_paramsE"
+                out.append([f"ptxas info    : Compiling entry function '{entry}' for 'sm_{self.arch.split(';')[-1].replace('.', '')}'",
+                            f"ptxas info    : Function properties for {entry}",
+                            f"    {rng.randint(0, 64)} bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
+                            f"ptxas info    : Used {rng.randint(90, 255)} registers, {rng.randint(400, 600)} bytes cmem[0]"])  # fmt: skip
+        return out
+
     def step(self, flags: tuple[str, str, str], k: int, n: int, source: str) -> str:
         includes, cuda, cxx = flags
         obj = f"{self.temp}/{source.rsplit('.', 1)[0]}.o"
@@ -402,8 +433,11 @@ def job_lines(job: Job, rng: random.Random, incident: Example | None) -> list[st
         )
         n = len(sources)
         fail_at = rng.randint(1, n) if stage in ("compile", "interrupt") else 0
+        chatter = job.chatter(6)
         for k, source in enumerate(sources, start=1):
             lines.append(job.step(flags, k, n, source))
+            if rng.random() < 0.5:
+                lines += rng.choice(chatter)
             if k == fail_at:
                 if stage == "interrupt":
                     return [*lines, Placed(incident)]
