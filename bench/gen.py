@@ -8,6 +8,11 @@ real root causes (the `fire` examples of the bundled rules) at random lines, end
 a failed pip build ends, and writes the ground truth beside the log as JSON.
 
     python -m bench.gen 100M /tmp/build-100M.log
+    python -m bench.gen --kind preambles 100M /tmp/preambles-100M.log   # bench/preambles.py
+    python -m bench.gen --kind flood 100M /tmp/flood-100M.log           # bench/flood.py
+
+The other kinds: many repeated build jobs with incidents among them (a CI job that retries, a
+matrix of builds), and a flood of distinct compiler errors with a few causes among them.
 
 Generation is deterministic for a seed and size, and fast enough for 1 GB (noise is drawn from
 pre-rendered pools).

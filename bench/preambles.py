@@ -408,7 +408,8 @@ def job_lines(job: Job, rng: random.Random, incident: Example | None) -> list[st
                 Placed(incident), *job.ci_failure()]  # fmt: skip
     resolve = job.resolve()
     if stage == "resolve":
-        cut = rng.randint(2, len(resolve))
+        # pip refuses an externally managed interpreter before it resolves anything
+        cut = 0 if incident.cause == "externally_managed_pip" else rng.randint(2, len(resolve))
         return [*lines, *resolve[:cut], Placed(incident), *job.ci_failure()]
     lines += resolve
     build = stage in ("setup", "compile", "interrupt") or rng.random() < 0.8

@@ -240,7 +240,7 @@ def test_the_new_noise_alone_proves_no_cause(kind, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     roots = json.loads(proc.stdout)["root_causes"]
-    assert {r["id"] for r in roots if r.get("engine") == "rules"} <= {"unknown"}
+    assert {r["id"] for r in roots if r.get("engine", "rules") == "rules"} <= {"unknown"}
 
 
 # --------------------------------------------------------------------------------------------
