@@ -71,6 +71,7 @@ class Truth:
     lines: int = 0
     bytes: int = 0
     buried: list[Buried] = field(default_factory=list)
+    digest: str = ""  # of the generator's source (generator_digest): a changed generator writes its logs again
     attempts: int = 0  # preambles: how many build jobs the log holds
     error_lines: int = 0  # flood: how many distinct compiler error lines it wrote (buried ones apart)
 
@@ -413,7 +414,22 @@ def generate_kind(kind: str, path: Path, size: int, seed: int = 1, causes: int |
     raise ValueError(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
 
 
+MODULES = {"build": ("gen.py",), "preambles": ("gen.py", "preambles.py"), "flood": ("gen.py", "flood.py")}
+
+
+def generator_digest(kind: str) -> str:
+    """A hash of the source files that write a kind of log."""
+    import hashlib
+
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in MODULES[kind]:
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def save_truth(log: Path, truth: Truth) -> Truth:
+    truth.digest = generator_digest(truth.kind)
     truth_path(log).write_text(json.dumps(asdict(truth), indent=1) + "\n", "utf-8")
     return truth
 
@@ -444,7 +460,7 @@ def load_truth(log: Path) -> Truth | None:
 
 
 def ensure(path: Path, size: int, seed: int = 1, causes: int | None = None, kind: str = "build") -> Truth:
-    """Generate unless the same log (kind, size, seed, generator version) is already there.
+    """Generate unless the same log (kind, size, seed, generator version and source) is already there.
 
     A log whose buried lines are no longer examples that fire on their own (the rules changed) is
     generated again: its ground truth would no longer be fair.
@@ -454,6 +470,7 @@ def ensure(path: Path, size: int, seed: int = 1, causes: int | None = None, kind
     if (
         truth
         and truth.kind == kind
+        and truth.digest == generator_digest(kind)
         and truth.size == size
         and truth.seed == seed
         and (causes is None or len(truth.buried) == causes)
