@@ -8,6 +8,11 @@ real root causes (the `fire` examples of the bundled rules) at random lines, end
 a failed pip build ends, and writes the ground truth beside the log as JSON.
 
     python -m bench.gen 100M /tmp/build-100M.log
+    python -m bench.gen --kind preambles 100M /tmp/preambles-100M.log   # bench/preambles.py
+    python -m bench.gen --kind flood 100M /tmp/flood-100M.log           # bench/flood.py
+
+The other kinds: many repeated build jobs with incidents among them (a CI job that retries, a
+matrix of builds), and a flood of distinct compiler errors with a few causes among them.
 
 Generation is deterministic for a seed and size, and fast enough for 1 GB (noise is drawn from
 pre-rendered pools).
@@ -25,7 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
+KINDS = ("build", "preambles", "flood")
 UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 SITE = "/usr/local/lib/python3.11/site-packages"
@@ -61,9 +67,13 @@ class Truth:
     size: int
     seed: int
     version: int = GENERATOR_VERSION
+    kind: str = "build"
     lines: int = 0
     bytes: int = 0
     buried: list[Buried] = field(default_factory=list)
+    digest: str = ""  # of the generator's source (generator_digest): a changed generator writes its logs again
+    attempts: int = 0  # preambles: how many build jobs the log holds
+    error_lines: int = 0  # flood: how many distinct compiler error lines it wrote (buried ones apart)
 
     @property
     def causes(self) -> list[str]:
@@ -282,16 +292,9 @@ def burial_examples() -> list[Example]:
     Rules with a context, command or facts condition, or that override other causes, depend on
     surroundings the noise does not provide, so their examples would not be fair ground truth.
     """
-    from buildlog.knowledge.artefact import bundled
+    from bench.rules import bundled_rules, self_proving
 
-    out = []
-    for rule in bundled().rules:
-        if rule.role != "cause" or rule.context or rule.command or rule.not_command or rule.facts or rule.overrides:
-            continue
-        if rule.events != frozenset({"any"}):
-            continue
-        out.extend(Example(rule.cause, rule.id, text) for text in rule.examples.fire)
-    return out
+    return [Example(r.cause, r.id, text) for r in bundled_rules() if self_proving(r) for text in r.fire]
 
 
 def pick_burials(rng: random.Random, examples: Sequence[Example], count: int) -> list[Example]:
@@ -393,7 +396,41 @@ def generate(path: Path, size: int, seed: int = 1, causes: int = 4) -> Truth:
             _bury(out, example, "plain", rng, clock, truth)
         out.write(ENDING.format(site=SITE, build=BUILD))
     truth.lines, truth.bytes = out.lines, out.bytes
-    truth_path(path).write_text(json.dumps(asdict(truth), indent=1) + "\n", "utf-8")
+    return save_truth(path, truth)
+
+
+def generate_kind(kind: str, path: Path, size: int, seed: int = 1, causes: int | None = None) -> Truth:
+    """Write a log of one kind (see KINDS); `causes` is how many incidents to bury (None: the kind's default)."""
+    if kind == "build":
+        return generate(path, size, seed, 4 if causes is None else causes)
+    if kind == "preambles":
+        from bench.preambles import generate_preambles
+
+        return generate_preambles(path, size, seed, causes)
+    if kind == "flood":
+        from bench.flood import generate_flood
+
+        return generate_flood(path, size, seed, causes)
+    raise ValueError(f"unknown kind {kind!r} (one of {', '.join(KINDS)})")
+
+
+MODULES = {"build": ("gen.py",), "preambles": ("gen.py", "preambles.py"), "flood": ("gen.py", "flood.py")}
+
+
+def generator_digest(kind: str) -> str:
+    """A hash of the source files that write a kind of log."""
+    import hashlib
+
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for name in MODULES[kind]:
+        digest.update((here / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def save_truth(log: Path, truth: Truth) -> Truth:
+    truth.digest = generator_digest(truth.kind)
+    truth_path(log).write_text(json.dumps(asdict(truth), indent=1) + "\n", "utf-8")
     return truth
 
 
@@ -422,8 +459,8 @@ def load_truth(log: Path) -> Truth | None:
     return Truth(**raw)
 
 
-def ensure(path: Path, size: int, seed: int = 1, causes: int = 4) -> Truth:
-    """Generate unless the same log (size, seed, generator version) is already there.
+def ensure(path: Path, size: int, seed: int = 1, causes: int | None = None, kind: str = "build") -> Truth:
+    """Generate unless the same log (kind, size, seed, generator version and source) is already there.
 
     A log whose buried lines are no longer examples that fire on their own (the rules changed) is
     generated again: its ground truth would no longer be fair.
@@ -432,14 +469,17 @@ def ensure(path: Path, size: int, seed: int = 1, causes: int = 4) -> Truth:
     fair = {(e.rule, e.text) for e in burial_examples()}
     if (
         truth
+        and truth.kind == kind
+        and truth.digest == generator_digest(kind)
         and truth.size == size
         and truth.seed == seed
+        and (causes is None or len(truth.buried) == causes)
         and path.exists()
         and path.stat().st_size == truth.bytes
         and all((b.rule, b.text) in fair for b in truth.buried)
     ):
         return truth
-    return generate(path, size, seed, causes)
+    return generate_kind(kind, path, size, seed, causes)
 
 
 def one_long_line(path: Path, size: int) -> None:
@@ -481,11 +521,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("size", help="e.g. 10M, 100M, 1G")
     parser.add_argument("path", type=Path)
+    parser.add_argument(
+        "--kind", choices=KINDS, default="build",
+        help="build: one verbose failed build; preambles: many repeated build jobs (a CI retry or matrix) with "
+        "incidents among them; flood: distinct compiler errors by the hundred thousand, a few causes among them",
+    )  # fmt: skip
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--causes", type=int, default=4, help="how many distinct causes to bury")
+    parser.add_argument(
+        "--causes", type=int, default=None, help="how many incidents to bury (default: build 4, preambles 20, flood 5)"
+    )
     args = parser.parse_args(argv)
-    truth = generate(args.path, parse_size(args.size), args.seed, args.causes)
-    json.dump({"lines": truth.lines, "bytes": truth.bytes, "causes": truth.causes}, sys.stdout)
+    truth = generate_kind(args.kind, args.path, parse_size(args.size), args.seed, args.causes)
+    summary = {"kind": truth.kind, "lines": truth.lines, "bytes": truth.bytes, "causes": truth.causes}
+    if truth.attempts:
+        summary["attempts"] = truth.attempts
+    if truth.error_lines:
+        summary["error_lines"] = truth.error_lines
+    json.dump(summary, sys.stdout)
     sys.stdout.write("\n")
     return 0
 

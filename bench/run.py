@@ -1,15 +1,26 @@
 """Times `buildlog explain` against grep and wc on the same generated logs, side by side.
 
-    python -m bench.run                      # 10M and 100M, both scan engines, start-up, odd inputs
-    python -m bench.run --sizes 1G --repeat 3
+    python -m bench.run                      # 10M and 100M, every kind, both scan engines, start-up, odd inputs
+    python -m bench.run --sizes 10M,100M,1G --kinds preambles,flood --engines hyperscan
     BUILDLOG_BENCH_DIR=/scratch python -m bench.run --markdown /tmp/results.md
 
-For every size, each round runs every command once on the same file (so the page cache and the
-machine's load are shared), and the report gives medians over the rounds, ratios to
-`grep -E -c` with the rules' own patterns (converted to ERE, see bench/ere.py) and to `wc -l`, and
-each command's peak resident memory (GNU time's %M; for explain, the sum of its own peak and
-that of the process it reads the log in, see tree_peak_mb). It also checks that
-the report names every cause the generator buried (root_causes ids in `--format json`).
+For every size and every kind of generated log (bench/gen.py: `build`, one verbose failed build;
+`preambles`, a thousand build jobs per 100 MB with twenty incidents among them; `flood`, 100,000
+distinct compiler errors per 100 MB with a few causes among them), each round runs every command
+once on the same file (so the page cache and the machine's load are shared), and the report gives
+medians over the rounds, ratios to `grep -E -c` with the rules' own patterns (converted to ERE,
+see bench/ere.py) and to `wc -l`, and each command's peak resident memory (GNU time's %M; for
+explain, the sum of its own peak and that of the process it reads the log in, see tree_peak_mb).
+
+Every explain run is checked, and the runner exits 1 with a FAIL row when a check fails:
+- the report (`--format json`) names every buried cause in `root_causes[].id`, at every size and
+  for every kind: a fast run that misses a cause is a failure;
+- on the flood, the report's `volume` counts lose nothing: `analysed + repeated == candidates`
+  and `candidates` is at least the number of error lines written ("n/a" where a report has no
+  `volume` yet);
+- explain exits 0, within --timeout seconds.
+Rows whose peak memory is over 150 MB are flagged (the target), and the ratios are set against
+the speed targets at the end, without failing the run.
 
 Logs are written to $BUILDLOG_BENCH_DIR (default /tmp/buildlog-bench), never into the repository,
 and reused while the generator and the size are unchanged.
@@ -21,10 +32,12 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,8 +45,12 @@ from pathlib import Path
 
 from bench import gen
 from bench.ere import patterns_for_grep
+from bench.rules import bundled_rules
 
 REPO = Path(__file__).resolve().parent.parent
+MEMORY_TARGET_MB = 150
+SPEED_TARGETS = {"100M": 1.5, "1G": 1.0}  # explain's median over grep's, on the build logs of these sizes
+FLOOD_TARGET_S_PER_100MB = 3.0
 FLOOR = "import click, rich, pydantic, lark"
 # What a report needs loaded before it reads a byte, which the floor's package imports do not load:
 # a JSON report is a pydantic model (BaseModel and its machinery), a terminal report is drawn by rich's Console.
@@ -52,6 +69,7 @@ class Sample:
     rc: int
     stdout: bytes
     stderr: bytes
+    timed_out: bool = False
 
 
 @dataclass
@@ -75,7 +93,7 @@ class Series:
 TIME = "/usr/bin/time"
 
 
-def run_once(argv: Sequence[str], env: dict[str, str] | None = None) -> Sample:
+def run_once(argv: Sequence[str], env: dict[str, str] | None = None, timeout: float | None = None) -> Sample:
     """Run a command to completion: wall time, and the peak RSS of the command itself.
 
     The child of a fork starts with this process's resident pages and Linux keeps ru_maxrss
@@ -86,14 +104,29 @@ def run_once(argv: Sequence[str], env: dict[str, str] | None = None) -> Sample:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as rss:
         full = [TIME, "-f", "%M", "-o", rss.name, *argv] if timed else list(argv)
         start = time.perf_counter()
-        proc = subprocess.Popen(full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        fired = threading.Event()
+        timer = threading.Timer(timeout or 0, _kill_group, (proc.pid, fired))
+        if timeout:
+            timer.start()
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
+        timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
         rc = os.waitstatus_to_exitcode(status)
         peak_kb = _peak_kb(rss.read()) if timed else usage.ru_maxrss
         out.seek(0)
         err.seek(0)
-        return Sample(seconds, peak_kb / 1024, rc, out.read(), err.read())
+        return Sample(seconds, peak_kb / 1024, rc, out.read(), err.read(), fired.is_set())
+
+
+def _kill_group(pid: int, fired: threading.Event) -> None:
+    """Stop a command that ran past its time, with whatever it started (explain's reading child)."""
+    fired.set()
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _peak_kb(report: str) -> int:
@@ -120,9 +153,7 @@ def grep_env() -> dict[str, str]:
 
 def write_patterns(folder: Path) -> tuple[Path, int, int]:
     """The rules' patterns as EREs, one per line; how many there are and how many fell back to anchors."""
-    from buildlog.knowledge.artefact import bundled
-
-    patterns, fallbacks = patterns_for_grep((r.pattern, r.anchors) for r in bundled().rules)
+    patterns, fallbacks = patterns_for_grep((r.pattern, r.anchors) for r in bundled_rules())
     patterns = [p for p in patterns if _grep_accepts(p)]
     path = folder / "patterns.ere"
     path.write_text("\n".join(patterns) + "\n", "utf-8")
@@ -146,15 +177,21 @@ def commands(log: Path, patterns: Path, engines: Sequence[str]) -> dict[str, tup
     return out
 
 
-def measure(cmds: dict[str, tuple[list[str], dict[str, str] | None]], repeat: int) -> dict[str, Series]:
-    """Round-robin: every command once per round, in the same order; then explain's memory."""
+def measure(
+    cmds: dict[str, tuple[list[str], dict[str, str] | None]], repeat: int, timeout: float | None = None
+) -> dict[str, Series]:
+    """Round-robin: every command once per round, in the same order; then explain's memory.
+
+    An explain that timed out is not run again (its figures would only say "at least").
+    """
     series = {label: Series(label) for label in cmds}
     for _ in range(repeat):
         for label, (argv, env) in cmds.items():
-            series[label].samples.append(run_once(argv, env))
+            if not any(x.timed_out for x in series[label].samples):
+                series[label].samples.append(run_once(argv, env, timeout))
     for label, (argv, env) in cmds.items():
-        if "explain" in argv:
-            series[label].tree_mb = tree_peak_mb(argv[argv.index("explain") :], env)
+        if "explain" in argv and not any(x.timed_out for x in series[label].samples):
+            series[label].tree_mb = tree_peak_mb(argv[argv.index("explain") :], env, timeout)
     return series
 
 
@@ -173,7 +210,7 @@ run()
 """
 
 
-def tree_peak_mb(args: Sequence[str], env: dict[str, str] | None) -> float:
+def tree_peak_mb(args: Sequence[str], env: dict[str, str] | None, timeout: float | None = None) -> float:
     """explain's peak memory counting both processes: its own peak plus its reading child's.
 
     GNU time and wait4 report the larger of a process and its children, not their sum, and
@@ -181,33 +218,137 @@ def tree_peak_mb(args: Sequence[str], env: dict[str, str] | None) -> float:
     run reports both peaks from inside.
     """
     with tempfile.NamedTemporaryFile("r") as out:
-        subprocess.run(
-            [sys.executable, "-c", TREE_PROBE, out.name, *args],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False,
-        )  # fmt: skip
+        try:
+            subprocess.run(
+                [sys.executable, "-c", TREE_PROBE, out.name, *args],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False, timeout=timeout,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return 0.0
         numbers = out.read().split()
     return sum(int(n) for n in numbers) / 1024 if len(numbers) == 2 else 0.0
 
 
-def found_causes(sample: Sample) -> set[str]:
+def _report(sample: Sample) -> dict | None:
     try:
-        return {r["id"] for r in json.loads(sample.stdout)["root_causes"]}
-    except (ValueError, KeyError, TypeError):
+        report = json.loads(sample.stdout)
+    except ValueError:
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def found_causes(sample: Sample) -> set[str]:
+    report = _report(sample) or {}
+    try:
+        return {r["id"] for r in report["root_causes"]}
+    except (KeyError, TypeError):
         return set()
 
 
-def causes_check(series: Series, truth: gen.Truth | None) -> str:
-    """Whether every run of explain succeeded and (given the truth) named every buried cause."""
-    bad = [x for x in series.samples if x.rc != 0]
+def cited_lines(report: dict) -> set[int]:
+    """Every line number the report's root causes give as evidence."""
+    try:
+        return {e["line"] for r in report["root_causes"] for e in r.get("evidence", [])}
+    except (KeyError, TypeError, AttributeError):
+        return set()
+
+
+def volume_check(report: dict, truth: gen.Truth) -> tuple[str, bool]:
+    """The flood's counts: every candidate line analysed or counted as a repeat, none lost.
+
+    `volume` is {"candidates": lines the scan selected, "analysed": of which parsed and judged,
+    "repeated": of which counted as repeats of an analysed message}; a report without it says
+    nothing about its counts yet ("n/a", not a failure).
+    """
+    volume = report.get("volume")
+    if volume is None:
+        return "counts n/a (the report has no volume)", False
+    try:
+        c, a, r = (int(volume[k]) for k in ("candidates", "analysed", "repeated"))
+    except (KeyError, TypeError, ValueError):
+        return f"counts unreadable: volume = {volume!r}", True
+    problems = []
+    if a + r != c:
+        problems.append(f"analysed {a} + repeated {r} = {a + r} != candidates {c}")
+    if c < truth.error_lines:
+        problems.append(f"candidates {c} < {truth.error_lines} error lines written")
+    if problems:
+        return "counts lost: " + "; ".join(problems), True
+    return f"counts ok: {c} candidates = {a} analysed + {r} repeated, >= {truth.error_lines} error lines", False
+
+
+def explain_check(series: Series, truth: gen.Truth | None) -> tuple[str, bool]:
+    """What every run of explain got right and wrong; (text, failed). A failed check reads FAIL: first.
+
+    Fails when a run timed out, exited non-zero or wrote no JSON report, when any run's report
+    misses a buried cause (root_causes[].id), and on the flood when its counts lose lines. Peak
+    memory over the target is flagged, not failed.
+    """
+    notes: list[str] = []
+    failed = False
+    timed = [x for x in series.samples if x.timed_out]
+    bad = [x for x in series.samples if x.rc != 0 and not x.timed_out]
+    if timed:
+        return f"FAIL: timed out (killed after {timed[0].seconds:.1f} s)", True
     if bad:
-        return f"exit {bad[0].rc}"
-    if truth is None:
-        return "ok"
-    missing = sorted(set(truth.causes) - found_causes(series.samples[0]))
-    return "missed " + ", ".join(missing) if missing else "all causes found"
+        tail = bad[0].stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+        return f"FAIL: exit {bad[0].rc}: {tail[0][:160]}", True
+    if truth is not None:
+        reports = [_report(x) for x in series.samples]
+        if any(r is None for r in reports):
+            return "FAIL: no JSON report on stdout", True
+        wanted = set(truth.causes)
+        missing = sorted(set().union(*(wanted - found_causes(x) for x in series.samples)))
+        if missing:
+            failed = True
+            notes.append(f"missed {', '.join(missing)} ({len(wanted) - len(missing)}/{len(wanted)} causes)")
+        else:
+            notes.append(f"all {len(wanted)} causes found")
+        if len(truth.buried) > len(wanted) or truth.kind != "build":
+            cited = cited_lines(reports[0])
+            hits = sum(1 for b in truth.buried if any(b.line <= n < b.line + b.text.count("\n") + 1 for n in cited))
+            notes.append(f"{hits}/{len(truth.buried)} incident lines cited")
+        if truth.kind == "flood":
+            text, lost = volume_check(reports[0], truth)
+            failed |= lost
+            notes.append(text)
+    elif not notes:
+        notes.append("ok")
+    if series.peak_mb > MEMORY_TARGET_MB:
+        notes.append(f"over {MEMORY_TARGET_MB} MB")
+    return ("FAIL: " if failed else "") + "; ".join(notes), failed
 
 
-def size_table(name: str, series: dict[str, Series], truth: gen.Truth | None) -> list[str]:
+@dataclass
+class Verdict:
+    """What failed (the runner exits 1 if anything did), and the ratios set against the targets."""
+
+    failures: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+
+    def record(self, where: str, label: str, check: tuple[str, bool]) -> str:
+        text, failed = check
+        if failed:
+            self.failures.append(f"{where}, {label}: {text.removeprefix('FAIL: ')}")
+        return text
+
+    def lines(self) -> list[str]:
+        out = ["### Targets", ""]
+        out += [f"- {t}" for t in self.targets] or [
+            "- (none bears on the sizes run: speed at 100M and 1G, the flood from 100M)"
+        ]
+        out += ["", "### Verdict", ""]
+        if self.failures:
+            out.append(f"FAIL: {len(self.failures)} check(s) failed")
+            out += [f"- FAIL {f}" for f in self.failures]
+        else:
+            out.append("PASS: every explain run named every buried cause, and kept its counts where it reports them")
+        return out + [""]
+
+
+def size_table(
+    name: str, where: str, series: dict[str, Series], truth: gen.Truth | None, verdict: Verdict
+) -> list[str]:
     grep, wc = series["grep -E -c"].median, series["wc -l"].median
     rows = [
         f"### {name}",
@@ -216,32 +357,77 @@ def size_table(name: str, series: dict[str, Series], truth: gen.Truth | None) ->
         "|---|---:|---:|---:|---:|---|",
     ]
     for label, s in series.items():
-        check = causes_check(s, truth) if label.startswith("explain") else ""
+        check = verdict.record(where, label, explain_check(s, truth)) if label.startswith("explain") else ""
         rows.append(
             f"| {label} | {s.median:.2f} | {s.median / grep:.2f} | {s.median / wc:.1f} | {s.peak_mb:.0f} | {check} |"
         )
     return rows + [""]
 
 
-def bench_sizes(folder: Path, sizes: Sequence[str], engines: Sequence[str], repeat: int, patterns: Path) -> list[str]:
+def log_name(kind: str, size: str) -> str:
+    return f"{kind}-{size}.log"
+
+
+def describe(kind: str, text: str, truth: gen.Truth) -> str:
+    head = f"{kind} {text} ({truth.bytes / 1e6:.0f} MB, {truth.lines} lines"
+    causes = ", ".join(truth.causes)
+    if kind == "preambles":
+        return f"{head}, {truth.attempts} build jobs, {len(truth.buried)} incidents of {len(truth.causes)} causes: {causes})"
+    if kind == "flood":
+        return f"{head}, {truth.error_lines} distinct error lines, buried: {causes})"
+    return f"{head}, buried: {causes})"
+
+
+def targets(kind: str, text: str, series: dict[str, Series], truth: gen.Truth) -> list[str]:
+    """The speed targets this table bears on, met or not (informational: they do not fail the run)."""
+    grep = series["grep -E -c"].median
+    out = []
+    for label, s in series.items():
+        if not label.startswith("explain") or any(x.timed_out for x in s.samples):
+            continue
+        if kind != "flood" and text in SPEED_TARGETS:
+            goal = SPEED_TARGETS[text]
+            ratio = s.median / grep
+            out.append(
+                f"{kind} {text}, {label}: {ratio:.2f}x grep (target {goal}x): {'met' if ratio <= goal else 'NOT MET'}"
+            )
+        if kind == "flood" and truth.bytes >= 0.9 * (100 << 20):  # below, start-up is all a figure would show
+            per = s.median / (truth.bytes / (100 << 20))
+            goal = FLOOD_TARGET_S_PER_100MB
+            out.append(
+                f"flood {text}, {label}: {per:.2f} s per 100 MB (target {goal} s): {'met' if per <= goal else 'NOT MET'}"
+            )
+        if s.peak_mb > MEMORY_TARGET_MB:
+            out.append(f"{kind} {text}, {label}: peak {s.peak_mb:.0f} MB (target under {MEMORY_TARGET_MB} MB): NOT MET")
+    return out
+
+
+def bench_sizes(
+    folder: Path,
+    sizes: Sequence[str],
+    kinds: Sequence[str],
+    engines: Sequence[str],
+    repeat: int,
+    patterns: Path,
+    verdict: Verdict,
+    timeout: float | None = None,
+) -> list[str]:
     lines: list[str] = []
     for text in sizes:
         size = gen.parse_size(text)
-        log = folder / f"build-{text}.log"
-        print(f"generating {log} ...", file=sys.stderr)
-        truth = gen.ensure(log, size)
-        _warm(log)
-        print(f"timing {text} ({repeat} rounds) ...", file=sys.stderr)
-        series = measure(commands(log, patterns, engines), repeat)
-        lines += size_table(
-            f"{text} ({truth.bytes / 1e6:.0f} MB, {truth.lines} lines, buried: {', '.join(truth.causes)})",
-            series,
-            truth,
-        )
+        for kind in kinds:
+            log = folder / log_name(kind, text)
+            print(f"generating {log} ...", file=sys.stderr)
+            truth = gen.ensure(log, size, kind=kind)
+            _warm(log)
+            print(f"timing {kind} {text} ({repeat} rounds) ...", file=sys.stderr)
+            series = measure(commands(log, patterns, engines), repeat, timeout)
+            lines += size_table(describe(kind, text, truth), f"{kind} {text}", series, truth, verdict)
+            verdict.targets += targets(kind, text, series, truth)
     return lines
 
 
-def bench_startup(folder: Path, engines: Sequence[str], repeat: int) -> list[str]:
+def bench_startup(folder: Path, engines: Sequence[str], repeat: int, verdict: Verdict) -> list[str]:
     """A 1 MB log against the import floor of any CLI on the same libraries."""
     log = folder / "build-1M.log"
     truth = gen.ensure(log, gen.parse_size("1M"))
@@ -265,12 +451,16 @@ def bench_startup(folder: Path, engines: Sequence[str], repeat: int) -> list[str
         "|---|---:|---:|---:|---|",
     ]
     for label, s in series.items():
-        check = causes_check(s, truth if "JSON" in label else None) if label.startswith("explain") else ""
+        check = ""
+        if label.startswith("explain"):
+            check = verdict.record("start-up", label, explain_check(s, truth if "JSON" in label else None))
         rows.append(f"| {label} | {s.median:.2f} | {s.median / floor:.2f} | {s.peak_mb:.0f} | {check} |")
     return rows + [""]
 
 
-def bench_odd_inputs(folder: Path, engines: Sequence[str], repeat: int, patterns: Path) -> list[str]:
+def bench_odd_inputs(
+    folder: Path, engines: Sequence[str], repeat: int, patterns: Path, verdict: Verdict, timeout: float | None = None
+) -> list[str]:
     """A 50 MB line with no newline, 50 MB of NUL bytes and 50 MB of nothing but compiler errors,
     next to a normal 50 MB log."""
     size = gen.parse_size("50M")
@@ -288,13 +478,16 @@ def bench_odd_inputs(folder: Path, engines: Sequence[str], repeat: int, patterns
     ]
     for log in (normal, long_line, nul, flood):
         _warm(log)
-        series = measure(commands(log, patterns, engines), repeat)
+        series = measure(commands(log, patterns, engines), repeat, timeout)
         grep = series["grep -E -c"].median
         for label, s in series.items():
             check = ""
             if label.startswith("explain"):
-                bad = [x for x in s.samples if x.rc != 0 or b"Traceback" in x.stderr]
-                check = f"exit {bad[0].rc}: {bad[0].stderr[-200:]!r}" if bad else "ok"
+                traceback = [x for x in s.samples if b"Traceback" in x.stderr]
+                result = explain_check(s, None)
+                if traceback and not result[1]:
+                    result = (f"FAIL: traceback: {traceback[0].stderr[-160:]!r}", True)
+                check = verdict.record(f"odd input {log.name}", label, result)
             rows.append(
                 f"| {log.name} | {label} | {s.median:.2f} | {s.median / grep:.2f} | {s.peak_mb:.0f} | {check} |"
             )
@@ -335,8 +528,6 @@ def scratch_dir(explicit: str | None) -> Path:
 def environment(engines: Sequence[str], patterns: int, fallbacks: int) -> list[str]:
     import platform
 
-    from buildlog.scan.engines import hyperscan_available
-
     grep = subprocess.run(["grep", "--version"], capture_output=True, text=True, check=False).stdout.splitlines()[0]
     return [
         f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {grep}, LC_ALL=C for grep",
@@ -349,7 +540,13 @@ def environment(engines: Sequence[str], patterns: int, fallbacks: int) -> list[s
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10M,100M", help="comma-separated sizes, e.g. 10M,100M,1G")
+    parser.add_argument(
+        "--kinds", default=",".join(gen.KINDS), help=f"comma-separated kinds of log (default: {','.join(gen.KINDS)})"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="rounds per size (medians are reported)")
+    parser.add_argument(
+        "--timeout", type=float, default=600, help="seconds one explain run may take before it counts as failed"
+    )
     parser.add_argument(
         "--engines", default=None, help="comma-separated scan engines (default: hyperscan if installed, and stdlib)"
     )
@@ -360,8 +557,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-odd", action="store_true", help="skip the long-line, NUL-byte and all-errors inputs")
     parser.add_argument("--markdown", default=None, help="also write the tables to this file")
     args = parser.parse_args(argv)
-
-    from buildlog.scan.engines import hyperscan_available
+    kinds = [k for k in args.kinds.split(",") if k]
+    unknown = sorted(set(kinds) - set(gen.KINDS))
+    if unknown:
+        parser.error(f"unknown kinds {unknown}; pick from {', '.join(gen.KINDS)}")
 
     engines = (
         args.engines.split(",") if args.engines else (["hyperscan", "stdlib"] if hyperscan_available() else ["stdlib"])
@@ -372,16 +571,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     compile_package()
     patterns, count, fallbacks = write_patterns(folder)
     lines = ["## buildlog explain vs grep -E -c vs wc -l", "", *environment(engines, count, fallbacks)]
-    lines += bench_sizes(folder, [s for s in args.sizes.split(",") if s], engines, args.repeat, patterns)
+    verdict = Verdict()
+    sizes = [s for s in args.sizes.split(",") if s]
+    lines += bench_sizes(folder, sizes, kinds, engines, args.repeat, patterns, verdict, args.timeout)
     if not args.no_odd:
-        lines += bench_odd_inputs(folder, engines, args.repeat, patterns)
+        lines += bench_odd_inputs(folder, engines, args.repeat, patterns, verdict, args.timeout)
     if not args.no_startup:
-        lines += bench_startup(folder, engines, args.repeat)
+        lines += bench_startup(folder, engines, args.repeat, verdict)
+    lines += verdict.lines()
     text = "\n".join(lines)
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text, "utf-8")
-    return 0
+    for failure in verdict.failures:
+        print(f"bench: FAIL {failure}", file=sys.stderr)
+    return 1 if verdict.failures else 0
+
+
+def hyperscan_available() -> bool:
+    """Whether the hyperscan module can be imported here (without importing buildlog's scanner)."""
+    import importlib.util
+
+    return importlib.util.find_spec("hyperscan") is not None
 
 
 if __name__ == "__main__":
