@@ -548,7 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--timeout", type=float, default=600, help="seconds one explain run may take before it counts as failed"
     )
     parser.add_argument(
-        "--engines", default=None, help="comma-separated scan engines (default: hyperscan if installed, and stdlib)"
+        "--engines", default=None, help="comma-separated scan engines (default: hyperscan if installed, and plain)"
     )
     parser.add_argument(
         "--dir", default=None, help="scratch directory (default $BUILDLOG_BENCH_DIR or /tmp/buildlog-bench)"
@@ -563,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown kinds {unknown}; pick from {', '.join(gen.KINDS)}")
 
     engines = (
-        args.engines.split(",") if args.engines else (["hyperscan", "stdlib"] if hyperscan_available() else ["stdlib"])
+        args.engines.split(",") if args.engines else (["hyperscan", "plain"] if hyperscan_available() else ["plain"])
     )
     if not shutil.which("grep") or not shutil.which("wc"):
         raise SystemExit("bench: grep and wc are needed")

@@ -112,3 +112,18 @@ def test_eval_command_passes_on_the_corpus():
     result = CliRunner().invoke(main, ["eval", str(CORPUS), "--format", "json"])
     data = json.loads(result.output)
     assert result.exit_code == 0 and data["passed"] == data["cases"] == len(CASES), data["misses"][:3]
+
+
+PASTED = list(iter_cases(CORPUS.parent / "pasted"))
+
+
+def test_real_pastes_are_whole_cases_with_their_source():
+    """corpus/pasted: real users' pastes, held out (not asserted case by case: see corpus/README.md)."""
+    assert len(PASTED) >= 150
+    assert len({c.sidecar.repository for c in PASTED}) >= 40
+    for case in PASTED:
+        side, text = case.sidecar, case.read_bytes().decode("utf-8", "replace")
+        assert side.provenance == "pasted" and side.source.startswith("https://github.com/") and side.repository
+        assert all(any(k in line for line in text.splitlines()) for k in side.key_lines), case.slug
+        for host in ("pypi.org", "pythonhosted.org", "deb.debian.org", "registry.npmjs.org"):
+            assert host not in text, f"{case.slug}: registry host {host} not replaced"

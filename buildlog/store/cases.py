@@ -39,11 +39,12 @@ class Sidecar(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     title: str
-    provenance: Literal["captured", "reconstructed", "reported"]
+    provenance: Literal["captured", "reconstructed", "reported", "pasted"]
     date: str = ""
     command: str = ""
     tools: dict[str, str] = Field(default_factory=dict)
     source: str = ""
+    repository: str = Field("", description="pasted cases: the repository whose issue thread holds the paste")
     outcome: Literal["failure", "success", "unknown"]
     causes: list[str] = Field(default_factory=list)
     key_lines: list[str] = Field(default_factory=list)
