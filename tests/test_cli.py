@@ -236,3 +236,21 @@ def test_rule_prints_what_a_rule_finds_and_rules_test_runs_a_folder(tmp_path):
     assert failing.returncode == 1 and "FAIL team-x quiet" in failing.stdout
     schema = json.loads(_buildlog("schema", "--rules").stdout)
     assert "rule" in schema["properties"]
+
+
+def test_the_readme_rule_works_as_written(tmp_path):
+    import re as _re
+
+    blocks = _re.findall(r"```toml\n(.*?)```", (ROOT / "README.md").read_text("utf-8"), _re.S)
+    rule = next(b for b in blocks if "[[rule]]" in b)
+    (tmp_path / "team.toml").write_text(rule)
+    proc = _buildlog("rules", "test", str(tmp_path))
+    assert proc.returncode == 0 and "0 failing examples" in proc.stdout, proc.stdout + proc.stderr
+    config = next(b for b in blocks if "[tool.buildlog]" in b)
+    (tmp_path / "ci" / "buildlog-rules").mkdir(parents=True)
+    (tmp_path / "ci" / "buildlog-rules" / "team.toml").write_text(rule)
+    (tmp_path / "pyproject.toml").write_text(config)
+    log = tmp_path / "b.log"
+    log.write_text("$ pip install ext\nPLATFORM-CHECK: CUDA toolkit 13.0 is not supported on this runner\nerror: stop\n")
+    out = json.loads(_buildlog("explain", str(log), "--format", "json", cwd=tmp_path).stdout)
+    assert out["root_causes"][0]["rule"] == "team-cuda-12-images-only"
