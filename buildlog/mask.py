@@ -303,7 +303,7 @@ class Mask:
     """Masks secrets in text: `Mask(patterns)(text)`; `paths=True` also masks user names,
     home folders (/home/NAME, /Users/NAME, C:\\Users\\NAME, /root) and user@host in prompts."""
 
-    __slots__ = ("_rules", "_hints")
+    __slots__ = ("_rules", "_hints", "_gates")
 
     def __init__(self, patterns: Iterable[SecretPattern], *, paths: bool = False) -> None:
         rules = list(patterns)
@@ -314,22 +314,32 @@ class Mask:
         for index, rule in enumerate(self._rules):
             for hint in rule.hints:
                 by_hint.setdefault(hint, []).append(index)
-        # Longer hints first only for a stable order; each is searched once per text.
         self._hints: tuple[tuple[str, tuple[int, ...]], ...] = tuple(
             (hint, tuple(indexes)) for hint, indexes in sorted(by_hint.items())
         )
+        self._gates = _gates(list(by_hint))
+
+    @property
+    def hints(self) -> tuple[str, ...]:
+        """Every hint of the rules, lower-case: a text holding none of them (compared in lower
+        case) is returned as it is, so a scanner may select the lines worth masking by them."""
+        return tuple(hint for hint, _ in self._hints)
 
     def __call__(self, text: str) -> str:
         if not text:
             return text
         clean = _strip_codes(text) if ("\x1b" in text or "\x00" in text or "\ufeff" in text) else text
-        lowered = clean.lower() if clean.isascii() else clean.translate(_ASCII_LOWER)
+        lowered = clean.lower()
+        if len(lowered) != len(clean):  # a character that lower-cases to two: keep positions
+            lowered = clean.translate(_ASCII_LOWER)
+        found = {hint for gate, hints in self._gates if gate in lowered for hint in hints if hint in lowered}
+        if not found:
+            return text
+        present = [(hint, indexes) for hint, indexes in self._hints if hint in found]
         size = len(clean)
         regions: dict[int, list[tuple[int, int]]] = {}
-        for hint, indexes in self._hints:
+        for hint, indexes in present:
             first = lowered.find(hint)
-            if first < 0:
-                continue
             for index in indexes:
                 regions.setdefault(index, []).extend(
                     _hint_regions(lowered, hint, first, self._rules[index].reach, size)
@@ -366,6 +376,30 @@ class Mask:
             if begin is not None and "-----END" not in line[begin.end() :]:
                 in_key = True
             yield masked
+
+
+def _gates(hints: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The hints grouped under gates: a text without a gate holds none of its hints.
+
+    A hint that contains a shorter hint is looked for only where the shorter one was found; hints
+    that share their first two letters (ghp_, gho_, ghs_ ...) share those letters as a gate. So a
+    text holding no hint costs one substring test per gate, not one per hint.
+    """
+    roots = [h for h in hints if not any(other != h and other in h for other in hints)]
+    by_prefix: dict[str, list[str]] = {}
+    for root in roots:
+        by_prefix.setdefault(root[:2], []).append(root)
+    gates: dict[str, set[str]] = {}
+    for root in roots:
+        shared = by_prefix[root[:2]]
+        gate = root[:2] if len(shared) >= 3 else root
+        gates.setdefault(gate, set())
+    for hint in hints:
+        for gate in gates:
+            if gate in hint:
+                gates[gate].add(hint)
+                break
+    return tuple((gate, tuple(sorted(members))) for gate, members in sorted(gates.items()))
 
 
 def _hint_regions(lowered: str, hint: str, first: int, reach: int, size: int) -> Iterator[tuple[int, int]]:
