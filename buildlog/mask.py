@@ -209,6 +209,26 @@ def _children(av: Any) -> Iterator[Any]:
                 yield from _children(item)
 
 
+def patterns_from(records: Iterable[Mapping[str, Any]]) -> tuple[SecretPattern, ...]:
+    """Records already validated (see secret_patterns) as the knowledge artefact keeps them."""
+    out = []
+    for r in records:
+        flags = 0
+        for ch in r.get("flags", ""):
+            flags |= _FLAGS[ch]
+        out.append(SecretPattern(
+            id=r["id"], title=r["title"], regex=re.compile(r["pattern"], flags), hints=tuple(r["hints"]),
+            examples=tuple(r["examples"]), quiet=tuple(r["quiet"]), source=r["source"], reach=r["reach"],
+        ))  # fmt: skip
+    return tuple(out)
+
+
+def checked_records(doc: Mapping[str, Any], origin: str) -> list[dict[str, Any]]:
+    """A parsed secrets.toml, validated, as plain records with each one's reach worked out."""
+    patterns = {p.id: p for p in secret_patterns(doc, origin)}
+    return [{**record, "reach": patterns[record["id"]].reach} for record in doc["secret"]]
+
+
 @cache
 def bundled_patterns() -> tuple[SecretPattern, ...]:
     """The records of buildlog/knowledge/secrets.toml."""

@@ -21,7 +21,7 @@ from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.features import failure_lines
 from buildlog.parse.events import After, Event, parse_line
 from buildlog.report.assemble import build_report
-from buildlog.report.mask import mask_report, mask_text
+from buildlog.report.mask import mask_report
 from buildlog.report.schema import Facts, Report, Similar
 from buildlog.scan.scanner import Candidate, Scanner, ScanSummary
 from buildlog.segment import Span, segment
@@ -78,11 +78,12 @@ def trace(
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
     diagnosis = diagnose(events, steps, _facts_by_attempt(observations), summary.lines, tail, knowledge, options.use_model)
     report = build_report(name, summary, diagnosis)
-    failure = tuple(mask_text(line, options.redact_paths) for line in _failure_lines(events, diagnosis))
+    mask = knowledge.mask(options.redact_paths)
+    failure = tuple(mask(line) for line in _failure_lines(events, diagnosis))
     if store is not None and report.status not in ("success", "empty") and failure:
         report = report.model_copy(update={"similar": store.seen_before(failure)})
     fired = frozenset(f.rule.id for f in diagnosis.findings)
-    return Analysis(mask_report(report, options.redact_paths), events, diagnosis.attempts, failure, fired)
+    return Analysis(mask_report(report, mask), events, diagnosis.attempts, failure, fired)
 
 
 def scan_and_parse(

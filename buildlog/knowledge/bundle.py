@@ -18,6 +18,8 @@ from buildlog.knowledge.records import Bearing, Cause, CheckText, Examples, Fact
 if TYPE_CHECKING:
     from lark import Lark
 
+    from buildlog.mask import Mask
+
 
 @dataclass(frozen=True)
 class AnchorPlan:
@@ -118,6 +120,17 @@ class Knowledge:
         node = resources.files("buildlog.knowledge").joinpath("classifier.json")
         return json.loads(node.read_text("utf-8")) if node.is_file() else None
 
+    def mask(self, paths: bool = False) -> Mask:
+        """The one secret mask (with `paths`, also user names, home folders and host names)."""
+        return self._masks[paths]
+
+    @cached_property
+    def _masks(self) -> dict[bool, Mask]:
+        from buildlog.mask import Mask, patterns_from
+
+        patterns = patterns_from(self.data["secrets"])
+        return {False: Mask(patterns), True: Mask(patterns, paths=True)}
+
     def with_rules(self, rules: Iterable[Rule], disabled: Iterable[str] = ()) -> Knowledge:
         """This knowledge with some rules switched off by id and others added after them."""
         from dataclasses import replace
@@ -125,7 +138,7 @@ class Knowledge:
         off = set(disabled)
         kept = tuple(r for r in self.rules if r.id not in off)
         new = replace(self, rules=kept + tuple(rules))
-        for kept_as_is in ("_parsers", "classifier_data"):  # what does not depend on the rules
+        for kept_as_is in ("_parsers", "classifier_data", "_masks"):  # what does not depend on the rules
             if kept_as_is in self.__dict__:
                 new.__dict__[kept_as_is] = self.__dict__[kept_as_is]
         return new

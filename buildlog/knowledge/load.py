@@ -41,7 +41,8 @@ def source_texts(root: Any = None) -> dict[str, str]:
     """Every source file of the bundled knowledge, by its path under buildlog/knowledge."""
     node = root if root is not None else resources.files("buildlog.knowledge")
     out = {name: node.joinpath(*name.split("/")).read_text("utf-8") for name in FILES}
-    out["lines.toml"] = node.joinpath("lines.toml").read_text("utf-8")
+    for extra in ("lines.toml", "secrets.toml"):
+        out[extra] = node.joinpath(extra).read_text("utf-8")
     for folder, suffix in (("rules", ".toml"), ("grammars", ".lark")):
         for entry in sorted(node.joinpath(folder).iterdir(), key=lambda p: p.name):
             if entry.name.endswith(suffix):
@@ -114,9 +115,16 @@ def load_sources(texts: Mapping[str, str]) -> dict[str, Any]:
         "grammar_anchors": list(lines["command"]) + list(lines["structure"]),
         "command_anchors": list(lines["command"]),
         "grammars": _grammars(texts),
+        "secrets": _secrets(texts),
     }
     _check_references(data, cause_ids)
     return data
+
+
+def _secrets(texts: Mapping[str, str]) -> list[dict[str, Any]]:
+    from buildlog.mask import checked_records
+
+    return checked_records(parse_toml(texts["secrets.toml"], "secrets.toml"), "secrets.toml")
 
 
 def _grammars(texts: Mapping[str, str]) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from buildlog.ingest.reader import iter_chunks, open_source
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.features import fingerprint, tokens
 from buildlog.pipeline import Analysis, Options, trace
-from buildlog.report.mask import mask_text
 from buildlog.store.records import Entry
 
 MAX_LOG_BYTES = 64 * 1024 * 1024
@@ -68,7 +67,8 @@ def entry_from_bytes(
 
     A log that shows no failure has nothing to remember unless a cause is given by hand.
     """
-    text = mask_text(decode(data), paths=redact_paths)
+    mask = knowledge.mask(redact_paths)
+    text = mask(decode(data))
     analysis = trace(text.encode("utf-8"), knowledge, options=Options(redact_paths=redact_paths, use_model=use_model))
     report = analysis.report
     if report.status == "empty":
@@ -80,20 +80,20 @@ def entry_from_bytes(
         cause = found or "unknown"
     check_cause(cause, knowledge)
     lines = list(analysis.failure)
-    key_lines = tuple(mask_text(k, redact_paths) for k in key_lines) or _key_lines(analysis, cause)
+    key_lines = tuple(mask(k) for k in key_lines) or _key_lines(analysis, cause)
     return Entry(
         fingerprint=fingerprint(lines, cause),
         shape=fingerprint(lines),
         cause=cause,
-        title=mask_text(title, redact_paths) if title else _title(analysis, cause, key_lines, knowledge),
-        source=mask_text(name, paths=redact_paths),
+        title=mask(title) if title else _title(analysis, cause, key_lines, knowledge),
+        source=mask(name),
         outcome="unknown" if report.status == "unknown" else "failure",
         key_lines=key_lines,
         failure=tuple(lines),
         counts=features(lines),
         log=text,
-        fix=mask_text(fix, paths=redact_paths),
-        ticket=mask_text(ticket),
+        fix=mask(fix),
+        ticket=knowledge.mask()(ticket),
     )
 
 
