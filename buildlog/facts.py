@@ -8,9 +8,9 @@ observation keeps its line, so per-attempt facts and evidence can point back int
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.vocabulary import FACT_GROUP_ALIASES, LIST_FACTS, SCALAR_FACTS, EventKind
@@ -151,51 +151,69 @@ STABLE_FACTS = frozenset(
 )
 
 
-def fold(observations: Sequence[Observation], until: int | None = None, since: int = 0) -> Facts:
-    """The facts in force at line `until` (all when None) for a command starting at line `since`.
+class FactIndex:
+    """The observations of a log by fact, for the facts in force at any line without a pass over all.
 
-    The last statement wins; a variable set inline on an earlier command does not carry over; a
-    stable fact first stated after `until` is taken when no install changed it in between.
+    A session of a thousand attempts asks for the facts of each; looking each fact up by line keeps
+    that proportional to the facts, not to every statement of the log.
     """
-    scalars: dict[str, FactValue] = {}
-    lists: dict[str, dict[str, FactValue]] = {name: {} for name in LIST_FACTS}
-    packages: dict[str, FactValue] = {}
-    for obs in _in_force(observations, until, since):
-        value = FactValue(value=obs.value, line=obs.line)
-        if obs.name.startswith("package:"):
-            packages[obs.name.split(":", 1)[1]] = value
-        elif obs.name in LIST_FACTS:
-            lists[obs.name].setdefault(obs.value, value)
-        elif scalars.get(obs.name) is None or scalars[obs.name].value != obs.value:
-            scalars[obs.name] = value  # a repeat of the same value keeps the line that first said it
-    _derive(scalars)
-    lists["gpus"] = _drop_truncated(lists["gpus"])
-    fields: dict[str, Any] = {**scalars, **{k: list(v.values()) for k, v in lists.items()}, "packages": packages}
-    return Facts(**fields)
+
+    def __init__(self, observations: Sequence[Observation]) -> None:
+        by_name: dict[str, list[Observation]] = {}
+        for obs in observations:
+            by_name.setdefault(obs.name, []).append(obs)
+        self._by_name = {name: sorted(obs, key=lambda o: o.line) for name, obs in by_name.items()}
+        self._lines = {name: [o.line for o in obs] for name, obs in self._by_name.items()}
+
+    def facts(self, until: int | None = None, since: int = 0) -> Facts:
+        """The facts in force at line `until` (all when None) for a command starting at line `since`.
+
+        The last statement wins (a repeat of the same value keeps the line that first said it); a
+        variable set inline on an earlier command does not carry over; a stable fact first stated
+        after `until` is taken when no install changed it in between.
+        """
+        scalars: dict[str, FactValue] = {}
+        lists: dict[str, list[FactValue]] = {name: [] for name in LIST_FACTS}
+        packages: dict[str, FactValue] = {}
+        for name, stated in self._by_name.items():
+            cut = len(stated) if until is None else bisect_right(self._lines[name], until)
+            known = [o for o in stated[:cut] if not (o.inline and o.line < since)]
+            if not known and until is not None and name in STABLE_FACTS and cut < len(stated):
+                first_after = stated[cut]
+                known = [] if first_after.change or first_after.inline else [first_after]
+            if not known:
+                continue
+            if name.startswith("package:"):
+                packages[name.split(":", 1)[1]] = FactValue(value=known[-1].value, line=known[-1].line)
+            elif name in LIST_FACTS:
+                firsts: dict[str, int] = {}
+                for obs in known:
+                    firsts.setdefault(obs.value, obs.line)
+                lists[name] = [FactValue(value=v, line=n) for v, n in firsts.items()]
+            else:
+                scalars[name] = _last_run(known)
+        _derive(scalars)
+        lists["gpus"] = _drop_truncated(lists["gpus"])
+        return Facts(**{**scalars, **lists, "packages": packages})
 
 
-def _drop_truncated(names: dict[str, FactValue]) -> dict[str, FactValue]:
+def fold(observations: Sequence[Observation], until: int | None = None, since: int = 0) -> Facts:
+    """The facts in force at line `until` (see FactIndex.facts), for one question."""
+    return FactIndex(observations).facts(until, since)
+
+
+def _last_run(known: list[Observation]) -> FactValue:
+    """The last value stated, at the line where its last unbroken run of statements began."""
+    value, i = known[-1].value, len(known) - 1
+    while i > 0 and known[i - 1].value == value:
+        i -= 1
+    return FactValue(value=value, line=known[i].line)
+
+
+def _drop_truncated(names: list[FactValue]) -> list[FactValue]:
     """nvidia-smi's table cuts long names ("NVIDIA RTX PRO 6000 Blac..."); keep the full name if stated."""
-    full = [n for n in names if not n.endswith("...")]
-    return {n: v for n, v in names.items() if not (n.endswith("...") and any(f.startswith(n[:-3]) for f in full))}
-
-
-def _in_force(observations: Sequence[Observation], until: int | None, since: int) -> list[Observation]:
-    known = [o for o in observations if (until is None or o.line <= until) and not (o.inline and o.line < since)]
-    if until is None:
-        return known
-    stated = {o.name for o in known}
-    blocked: set[str] = set()
-    later: list[Observation] = []
-    for obs in observations:
-        if obs.line <= until or obs.name in stated or obs.name not in STABLE_FACTS or obs.name in blocked:
-            continue
-        if obs.change or obs.inline:
-            blocked.add(obs.name)  # it changed after this attempt: what follows says nothing about it
-            continue
-        later.append(obs)
-        stated.add(obs.name)
-    return known + later
+    full = [n.value for n in names if not n.value.endswith("...")]
+    return [n for n in names if not (n.value.endswith("...") and any(f.startswith(n.value[:-3]) for f in full))]
 
 
 def _derive(scalars: dict[str, FactValue]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from buildlog.diagnose.verdict import Diagnosis, diagnose
-from buildlog.facts import Observation, fold, observe
+from buildlog.facts import FactIndex, Observation, observe
 from buildlog.ingest.clean import clean_line
 from buildlog.ingest.reader import Source, iter_chunks, with_progress
 from buildlog.knowledge.bundle import Knowledge
@@ -114,13 +114,15 @@ def _failure_lines(events: Sequence[Event], diagnosis: Diagnosis) -> list[str]:
 def _facts_by_attempt(observations: Sequence[Observation]) -> Callable[[Sequence[Span]], Callable[[int], Facts]]:
     """For a list of attempts, the facts in force for each, computed once each on demand."""
 
+    index = FactIndex(observations)
+
     def for_spans(spans: Sequence[Span]) -> Callable[[int], Facts]:
         by_number = {s.number: s for s in spans}
 
         @cache
         def facts_for(attempt: int) -> Facts:
             span = by_number[attempt]
-            return fold(observations, until=span.end, since=span.start)
+            return index.facts(until=span.end, since=span.start)
 
         return facts_for
 

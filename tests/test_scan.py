@@ -210,3 +210,14 @@ def test_unbudgeted_anchors_stay_out_of_ordinary_compiler_output():
     budgets = budgets_of
     flooding = [a for a in anchors if a not in budgets and a.lstrip("\n") in noise]
     assert not flooding, f"anchors found in ordinary build noise: {flooding}"
+
+
+def test_past_the_first_commands_a_retry_loop_costs_counters():
+    """A CI job that retries a thousand times: the first commands start afresh, later ones do not."""
+    from buildlog.scan.scanner import FRESH_COMMANDS
+
+    job = b"$ pip install flash-attn\nerror: the same failure\n"
+    got, summary = _lines(job * (FRESH_COMMANDS + 40), "plain", anchors=["error:", "$ "], resets=["$ "], repeats=3)
+    errors = [n for n in got if n % 2 == 0]
+    assert len(errors) == FRESH_COMMANDS + 2  # one after each fresh command; then the count goes on to 3 and stops
+    assert summary.candidates == len(got) + summary.repeated

@@ -108,9 +108,11 @@ def failure_lines(events: Sequence[EventLike], first: int = 0, last: int | None 
     """The lines that describe a failure between two line numbers, with the lines right after each.
 
     Events are read through a protocol (kind, line, text, after) so that this module needs nothing but text.
+    Read from the end: only the last lines are kept, and an event adds lines at most two past its own,
+    so once a few more than those are picked, earlier events cannot change which are last.
     """
     picked: dict[int, str] = {}
-    for event in events:
+    for event in reversed(events):
         line = event.line
         if line < first or (last is not None and line > last) or event.kind not in FAILURE_KINDS:
             continue
@@ -118,5 +120,7 @@ def failure_lines(events: Sequence[EventLike], first: int = 0, last: int | None 
         for offset, text in enumerate(event.after[:2], start=1):
             if text.strip():
                 picked.setdefault(line + offset, text.strip())
+        if len(picked) >= MAX_FAILURE_LINES + 3:
+            break
     ordered = [picked[n] for n in sorted(picked)]
     return ordered[-MAX_FAILURE_LINES:]

@@ -36,6 +36,8 @@ MAX_LINE = 16 * 1024  # longer lines are clipped around the anchor they matched
 TAIL_LINES = 40
 TAIL_BYTES = TAIL_LINES * MAX_LINE
 REPEATS = 3  # how many times the same message is taken between two commands
+FRESH_COMMANDS = 32  # commands that start budgets and repeats afresh; past them a retry loop costs counters
+KEY_SPAN = 256  # the bytes of a line's start, and around each anchor on it, that make its message
 TOP_REPEATS = 5
 MAX_TRACKED = 10_000  # repeated messages whose first text is kept for the report
 
@@ -78,8 +80,15 @@ class ScanSummary:
 _VOLATILE = re.compile(rb"(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'\"()\[\]]+){2,}[\\/]?|0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|\d+")
 
 
-def message_key(raw: bytes) -> bytes:
-    """The line as a message: volatile parts masked, spaces collapsed."""
+def message_key(raw: bytes, around: Iterable[int] = ()) -> bytes:
+    """The line as a message: volatile parts masked, spaces collapsed.
+
+    A long line is read at its start and around each anchor on it (`around`: positions in `raw`),
+    which is what rules see of it: masking a 16 KB compile line whole would cost more than the rest.
+    """
+    if len(raw) > 4 * KEY_SPAN:
+        parts = [raw[: 2 * KEY_SPAN]] + [raw[max(0, p - KEY_SPAN) : p + KEY_SPAN] for p in around]
+        raw = b"\x00".join(parts)
     return b" ".join(_VOLATILE.sub(b"#", raw).split())
 
 
@@ -148,9 +157,14 @@ class Scanner:
         self._used: dict[int, int] = {}
         self._spent: set[int] = set()
         self._seen: dict[bytes, int] = {}
+        self._commands = 0
 
     def _reset(self) -> None:
-        """A command started: every budgeted anchor and every message may select lines again."""
+        """A command started: every budgeted anchor and every message may select lines again
+        (for the first FRESH_COMMANDS commands: a CI job retrying a thousand times is one story)."""
+        self._commands += 1
+        if self._commands > FRESH_COMMANDS:
+            return
         self._used.clear()
         self._spent.clear()
         self._seen.clear()
@@ -198,14 +212,14 @@ class Scanner:
                 if skipped:  # anchors left out of this search are live again
                     skipped = frozenset()
                     found, i = self.engine.find(chunk, end + 1, skipped), 0
-            elif self._repeat(raw, number, summary):
+            elif self._repeat(raw, number, summary, [p - start for p, _ in hits if start <= p < start + len(raw)]):
                 continue
             yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
         return last, number + chunk.count(b"\n", counted)
 
-    def _repeat(self, raw: bytes, number: int, summary: ScanSummary) -> bool:
+    def _repeat(self, raw: bytes, number: int, summary: ScanSummary, around: list[int]) -> bool:
         """Count the line if its message was taken `repeats` times since the last command."""
-        key = message_key(raw)
+        key = message_key(raw, around)
         seen = self._seen.get(key, 0)
         if seen < self.repeats:
             self._seen[key] = seen + 1
