@@ -10,15 +10,15 @@ from __future__ import annotations
 import gzip
 import os
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from buildlog.errors import BuildlogError
 from buildlog.knowledge.bundle import Knowledge
+from buildlog.store.backend import Store
 from buildlog.store.cases import Case, Sidecar, dump_sidecar, iter_cases
-from buildlog.store.db import Store
 from buildlog.store.intake import check_cause, entry_from_bytes
 from buildlog.store.records import Entry, Stored
 
@@ -49,9 +49,10 @@ def export_store(store: Store, folder: Path) -> list[Path]:
     if folder.exists() and not folder.is_dir():
         raise BuildlogError(f"{folder}: not a directory")
     folder.mkdir(parents=True, exist_ok=True)
+    mask = _path_mask()
     written = []
     for row in store.incidents():
-        data = store.log_text(row).encode("utf-8")
+        data = mask(store.log_text(row)).encode("utf-8")
         plain, packed = folder / f"{row.slug}.log", folder / f"{row.slug}.log.gz"
         if len(data) > GZIP_ABOVE:
             _write(packed, gzip.compress(data, mtime=0))
@@ -60,9 +61,23 @@ def export_store(store: Store, folder: Path) -> list[Path]:
             _write(plain, data)
             packed.unlink(missing_ok=True)
         sidecar = folder / f"{row.slug}.toml"
-        _write(sidecar, dump_sidecar(sidecar_for(row)).encode("utf-8"))
+        _write(sidecar, dump_sidecar(sidecar_for(_masked(row, mask))).encode("utf-8"))
         written.append(sidecar)
     return written
+
+
+def _path_mask() -> Callable[[str], str]:
+    """What leaves the store for sharing also loses user names, home folders and host names."""
+    from buildlog.knowledge.artefact import bundled
+
+    return bundled().mask(paths=True)
+
+
+def _masked(row: Stored, mask: Callable[[str], str]) -> Stored:
+    return replace(
+        row, title=mask(row.title), source=mask(row.source), fix=mask(row.fix), ticket=mask(row.ticket),
+        key_lines=tuple(mask(k) for k in row.key_lines),
+    )  # fmt: skip
 
 
 def _write(path: Path, data: bytes) -> None:
