@@ -98,6 +98,8 @@ def corpus_add(
         row, new = opened.add(entry, now_stamp())
     verb = "added" if new else f"seen again ({row.seen} times since {row.first_seen[:10]})"
     click.echo(f"{verb}: #{row.id} {row.fingerprint[:8]} {row.cause}: {row.title}")
+    if entry.kept and new:
+        click.echo(f"buildlog: {entry.kept}", err=True)
 
 
 def _shared(store: str | None) -> bool:
@@ -248,8 +250,10 @@ def corpus_export(folder: str, store: str | None) -> None:
     if opened is None:
         raise BuildlogError(f"no store at {_where(store)} yet; nothing to export")
     with opened:
-        written = export_store(opened, Path(folder))
-    click.echo(f"exported {len(written)} incidents to {folder}")
+        done = export_store(opened, Path(folder))
+    click.echo(f"exported {len(done.written)} incidents to {folder}")
+    for skipped in done.skipped:
+        click.echo(f"buildlog: skipped {skipped}", err=True)
 
 
 @corpus.command("import")
@@ -278,5 +282,9 @@ def corpus_import(folder: str, redact_paths: bool, store: str | None) -> None:
     found = read_cases(Path(folder), knowledge_with(chosen), redact_paths=redact)
     with _store(store, create=True) as opened:
         new, known = opened.merge(found.items)
-    skipped = f", {len(found.skipped)} without a failure skipped" if found.skipped else ""
+    unread = [s for s in found.skipped if " (" in s]
+    quiet = len(found.skipped) - len(unread)
+    skipped = f", {quiet} without a failure skipped" if quiet else ""
     click.echo(f"imported {new} new, {known} already known{skipped}")
+    for case in unread:
+        click.echo(f"buildlog: skipped {case}", err=True)

@@ -67,12 +67,15 @@ class Store(backend.Store):
         Only `corpus add` and `corpus import` create a store, so explaining a log never leaves a
         file behind.
         """
-        if path.is_dir():
-            raise BuildlogError(f"{path}: is a directory; a store is a file (use --store PATH/store.sqlite)")
-        if not path.exists() and not create:
-            return None
-        if path.exists() and not path.is_file():
-            raise BuildlogError(f"{path}: not a regular file; a store is a SQLite file")
+        try:
+            if path.is_dir():
+                raise BuildlogError(f"{path}: is a directory; a store is a file (use --store PATH/store.sqlite)")
+            if not path.exists() and not create:
+                return None
+            if path.exists() and not path.is_file():
+                raise BuildlogError(f"{path}: not a regular file; a store is a SQLite file")
+        except OSError as exc:  # a folder on the way one may not look into
+            raise BuildlogError(f"{path}: cannot open the store ({exc.strerror or exc})") from None
         if create:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
