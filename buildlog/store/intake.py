@@ -71,9 +71,37 @@ def entry_from_bytes(
 
     A log that shows no failure has nothing to remember unless a cause is given by hand.
     """
+    text, analysis = masked_trace(data, knowledge, redact_paths=redact_paths, use_model=use_model)
+    return entry_from(
+        name, text, analysis, knowledge, cause=cause, title=title, fix=fix, ticket=ticket, key_lines=key_lines,
+        redact_paths=redact_paths,
+    )  # fmt: skip
+
+
+def masked_trace(
+    data: bytes, knowledge: Knowledge, *, redact_paths: bool = False, use_model: bool = True
+) -> tuple[str, Analysis]:
+    """The log's masked text and the analysis of that text (so a stored log gives the stored answer)."""
+    text = knowledge.mask(redact_paths)(decode(data))
+    options = Options(redact_paths=redact_paths, use_model=use_model)
+    return text, trace(text.encode("utf-8"), knowledge, options=options)
+
+
+def entry_from(
+    name: str,
+    text: str,
+    analysis: Analysis,
+    knowledge: Knowledge,
+    *,
+    cause: str | None = None,
+    title: str | None = None,
+    fix: str = "",
+    ticket: str = "",
+    key_lines: Sequence[str] = (),
+    redact_paths: bool = False,
+) -> Entry:
+    """The store entry of an analysed, masked log (see entry_from_bytes)."""
     mask = knowledge.mask(redact_paths)
-    text = mask(decode(data))
-    analysis = trace(text.encode("utf-8"), knowledge, options=Options(redact_paths=redact_paths, use_model=use_model))
     report = analysis.report
     if report.status == "empty":
         raise BuildlogError(f"{name}: the log is empty; nothing to store")
