@@ -277,3 +277,14 @@ def test_concurrent_cli_adds_on_a_new_store(tmp_path):
         assert p.returncode == 0, err
     with Store.open(store) as opened:
         assert sorted(r.seen for r in opened.incidents()) == [2, 2]
+
+
+def test_export_always_masks_user_names_homes_and_hosts(runner, store, tmp_path):
+    log = tmp_path / "leaky.log"
+    log.write_text(PSUTIL.read_text("utf-8") + LEAKY, "utf-8")
+    s = ["--store", str(store)]
+    ok(runner.invoke(main, ["corpus", "add", str(log), "--fix", "see /home/alice/notes.txt", *s]))
+    assert "alice" in ok(runner.invoke(main, ["corpus", "show", "1", "--log", *s]))  # kept in one's own store
+    ok(runner.invoke(main, ["corpus", "export", str(tmp_path / "out"), *s]))
+    written = "".join(p.read_text("utf-8") for p in (tmp_path / "out").iterdir())
+    assert "alice" not in written and "gpu-box-7" not in written and "notes.txt" in written

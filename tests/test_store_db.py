@@ -13,7 +13,7 @@ import pytest
 
 from buildlog.errors import BuildlogError
 from buildlog.learn.features import fingerprint
-from buildlog.store.db import APPLICATION_ID, Store
+from buildlog.store.db import APPLICATION_ID, SCHEMA_VERSION, Store
 from buildlog.store.records import Entry
 from tests.conftest import ROOT
 
@@ -49,7 +49,7 @@ def test_create_add_dedupe_and_keep_fix(tmp_path):
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "1"
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
 
 
 def test_find_errors(tmp_path):
@@ -222,3 +222,67 @@ def test_writer_killed_in_a_loop_keeps_every_commit(tmp_path):
         n = len(store.incidents())
     assert committed + 1 <= n <= committed + 2
     assert _integrity(path) == "ok"
+
+
+def _v1_store(path, secret):
+    """A store as buildlog wrote it before schema 2: no full-text index, and a secret kept raw."""
+    import gzip
+    import json
+
+    conn = sqlite3.connect(path)
+    from buildlog.store.db import _SCHEMA_1
+
+    for statement in filter(str.strip, _SCHEMA_1.split(";")):
+        conn.execute(statement)
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    line = f"git clone https://x-access-token:{secret}@github.com/acme/apex.git failed"
+    conn.execute(
+        "INSERT INTO incidents (fingerprint, shape, cause, title, key_lines, failure, log, log_size, first_seen, "
+        "last_seen, seen) VALUES ('aaaa1111', 'bbbb2222', 'unknown', ?, ?, ?, ?, 10, '2026-01-01', '2026-01-02', 3)",
+        (line, json.dumps([line]), json.dumps([line]), gzip.compress(f"$ {line}\n".encode())),
+    )
+    conn.commit()
+    conn.close()
+
+
+def test_an_old_store_is_migrated_and_masked_again_on_open(tmp_path):
+    secret = "ghs_" + "vAIY122Ql9bw2kwJRKYInhNTrJWKUnKsKrQJ"
+    path = tmp_path / "old.sqlite"
+    _v1_store(path, secret)
+    with Store.open(path) as store:
+        (row,) = store.incidents()
+        assert secret not in row.title and "***" in row.title and secret not in store.log_text(row)
+        assert row.seen == 3 and secret not in "".join(row.key_lines + row.failure)
+        assert [r.id for r in store.search("clone acme")] == [row.id]  # the index was built
+    raw = path.read_bytes() + b"".join(p.read_bytes() for p in tmp_path.glob("old.sqlite-*"))
+    with sqlite3.connect(path) as conn:
+        dump = "\n".join(conn.iterdump())
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert secret not in dump and secret.encode() not in raw
+
+
+def test_a_store_masked_under_an_older_rule_set_is_masked_again(tmp_path):
+    path = tmp_path / "s.sqlite"
+    with Store.open(path, create=True) as store:
+        store.add(entry(1), NOW)
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "UPDATE incidents SET title = 'token=' || ?",
+            ("xoxb-" + "922328385642-7105129837252-FJhia0yf9SFOAQKvG8wfVRLb",),
+        )
+        conn.execute("UPDATE meta SET value = 'older' WHERE key = 'mask'")
+    with Store.open(path) as store:
+        assert "xoxb-" not in store.incidents()[0].title.split("***")[-1]
+        assert "FJhia0yf9SFOAQKvG8wfVRLb" not in store.incidents()[0].title
+
+
+def test_a_newer_schema_is_refused_and_left_alone(tmp_path):
+    path = tmp_path / "s.sqlite"
+    Store.open(path, create=True).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    before = path.read_bytes()
+    with pytest.raises(BuildlogError, match=r"newer buildlog \(schema 99"):
+        Store.open(path)
+    assert path.read_bytes() == before

@@ -2,7 +2,7 @@
 
 import gc
 
-from buildlog.cli import develop, explain, reference, store  # noqa: F401  (registers the commands)
+from buildlog.cli import develop, explain, reference, scan, store  # noqa: F401  (registers the commands)
 from buildlog.cli.base import main
 
 __all__ = ["main", "run"]

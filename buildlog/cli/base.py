@@ -141,9 +141,9 @@ def store_option(func: F) -> F:
 
 def _store(store: str | None, create: bool = False) -> Any:
     """The opened store, or None when there is none yet (only `corpus add` and `import` create one)."""
-    from buildlog.store.db import Store
+    from buildlog.store.backend import open_store
 
-    return Store.open(store_file(store), create=create)
+    return open_store(store_file(store), create=create)
 
 
 def _where(store: str | None) -> str:

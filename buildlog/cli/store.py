@@ -59,7 +59,8 @@ def corpus() -> None:
 @click.option(
     "--redact-paths",
     is_flag=True,
-    help="Also mask user names, home directories and host names (secrets are always masked).",
+    help="Also mask user names, home directories and host names (secrets are always masked; paths are "
+    "always masked in a shared store).",
 )
 @store_option
 @friendly
@@ -85,16 +86,27 @@ def corpus_add(
     knowledge = knowledge_with(chosen)
     if cause is not None:
         check_cause(cause, knowledge)
-    _close(_store(store))  # a foreign --store fails before the analysis, not after
+    found = _store(store)  # a foreign --store fails before the analysis, not after
+    shared = bool(found is not None and found.shared) or _shared(store)
+    _close(found)
     name, data = read_log(log)
     entry = entry_from_bytes(
         name, data, knowledge, cause=cause, title=title, fix=fix, ticket=ticket,
-        redact_paths=redact_paths or chosen.redact_paths,
+        redact_paths=redact_paths or chosen.redact_paths or shared,
     )  # fmt: skip
     with _store(store, create=True) as opened:
         row, new = opened.add(entry, now_stamp())
     verb = "added" if new else f"seen again ({row.seen} times since {row.first_seen[:10]})"
     click.echo(f"{verb}: #{row.id} {row.fingerprint[:8]} {row.cause}: {row.title}")
+    if entry.kept and new:
+        click.echo(f"buildlog: {entry.kept}", err=True)
+
+
+def _shared(store: str | None) -> bool:
+    """A team's store (a database server): what is added to it also has paths masked."""
+    from buildlog.store.backend import is_url
+
+    return is_url(_where(store))
 
 
 def _close(opened: Any) -> None:
@@ -125,16 +137,17 @@ def corpus_list(cause: str | None, fmt: str, store: str | None) -> None:
 @store_option
 @friendly
 def corpus_search(words: tuple[str, ...], fmt: str, store: str | None) -> None:
-    """Find remembered failures whose title, cause, fix, ticket or lines contain every word.
+    """Find remembered failures whose title, cause, fix, ticket, source or lines have every word.
+
+    A word matches the start of a word in the store (`psut` finds psutil), any case; the search
+    runs on the store's own full-text index (SQLite FTS5, PostgreSQL tsvector).
 
     \b
     Examples:
       buildlog corpus search psutil
       buildlog corpus search CUDA_HOME nvcc --format json
     """
-    from buildlog.store.views import search
-
-    _listing(store, fmt, lambda opened: search(opened.incidents(), " ".join(words)))
+    _listing(store, fmt, lambda opened: opened.search(" ".join(words)))
 
 
 def _listing(store: str | None, fmt: str, select: Callable[[Any], list[Any]]) -> None:
@@ -219,6 +232,8 @@ def corpus_stats(fmt: str, store: str | None) -> None:
 def corpus_export(folder: str, store: str | None) -> None:
     """Write the store as a folder of cases (<slug>.log + <slug>.toml), to commit and share.
 
+    What is written has secrets and also user names, home folders and host names masked.
+
     The folder is in the corpus's format: `buildlog eval DIR` measures buildlog on it, and
     `buildlog corpus import DIR` reads it into another store. Exporting again updates it.
 
@@ -235,8 +250,10 @@ def corpus_export(folder: str, store: str | None) -> None:
     if opened is None:
         raise BuildlogError(f"no store at {_where(store)} yet; nothing to export")
     with opened:
-        written = export_store(opened, Path(folder))
-    click.echo(f"exported {len(written)} incidents to {folder}")
+        done = export_store(opened, Path(folder))
+    click.echo(f"exported {len(done.written)} incidents to {folder}")
+    for skipped in done.skipped:
+        click.echo(f"buildlog: skipped {skipped}", err=True)
 
 
 @corpus.command("import")
@@ -261,8 +278,13 @@ def corpus_import(folder: str, redact_paths: bool, store: str | None) -> None:
 
     _close(_store(store))
     chosen = settings()
-    found = read_cases(Path(folder), knowledge_with(chosen), redact_paths=redact_paths or chosen.redact_paths)
+    redact = redact_paths or chosen.redact_paths or _shared(store)
+    found = read_cases(Path(folder), knowledge_with(chosen), redact_paths=redact)
     with _store(store, create=True) as opened:
         new, known = opened.merge(found.items)
-    skipped = f", {len(found.skipped)} without a failure skipped" if found.skipped else ""
+    unread = [s for s in found.skipped if " (" in s]
+    quiet = len(found.skipped) - len(unread)
+    skipped = f", {quiet} without a failure skipped" if quiet else ""
     click.echo(f"imported {new} new, {known} already known{skipped}")
+    for case in unread:
+        click.echo(f"buildlog: skipped {case}", err=True)

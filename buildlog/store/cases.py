@@ -52,7 +52,7 @@ class Sidecar(BaseModel):
     fix: str = ""
     notes: str = ""
     ticket: str = ""
-    seen: int = Field(1, ge=1, description="how often a store saw this failure (exported stores)")
+    seen: int = Field(1, ge=1, le=2**62, description="how often a store saw this failure (exported stores)")
     last_seen: str = Field("", description="when a store last saw it; `date` is when it was first seen")
     incidents: list[ExpectedIncident] = Field(default_factory=list)
 
@@ -71,28 +71,52 @@ class Case(BaseModel):
         return gzip.decompress(data) if self.log_path.suffix == ".gz" else data
 
 
-def _log_for(sidecar: Path) -> Path | None:
+MAX_SIDECAR_BYTES = 1024 * 1024
+
+
+def _regular_inside(path: Path, root: Path) -> bool:
+    """A regular file that is no symlink and lies inside `root` (a case never reaches outside its folder)."""
+    try:
+        return path.is_file() and not path.is_symlink() and path.resolve().is_relative_to(root)
+    except OSError:
+        return False
+
+
+def _log_for(sidecar: Path, root: Path) -> Path | None:
     for suffix in (".log", ".log.gz"):
         candidate = sidecar.with_name(sidecar.stem + suffix)
-        if candidate.is_file():
+        if _regular_inside(candidate, root):
             return candidate
     return None
 
 
 def load_sidecar(path: Path) -> Sidecar:
-    """Parse and validate one sidecar."""
+    """Parse and validate one sidecar (a small regular file; a clear error for anything else)."""
     try:
+        if path.stat().st_size > MAX_SIDECAR_BYTES:
+            raise BuildlogError(f"{path}: invalid sidecar: over {MAX_SIDECAR_BYTES // 1024} KiB")
         return Sidecar.model_validate(tomllib.loads(path.read_text("utf-8")))
     except (tomllib.TOMLDecodeError, ValidationError, UnicodeDecodeError) as exc:
         raise BuildlogError(f"{path}: invalid sidecar: {exc}") from None
+    except RecursionError:
+        raise BuildlogError(f"{path}: invalid sidecar: nested too deeply") from None
+    except OSError as exc:
+        raise BuildlogError(f"{path}: cannot read the sidecar ({exc.strerror or exc})") from None
 
 
 def iter_cases(folder: Path) -> Iterator[Case]:
-    """Every case under `folder` (searched recursively), in name order."""
+    """Every case under `folder` (searched recursively), in name order.
+
+    Only regular files inside the folder count: a symlink (to a key elsewhere, say), a folder
+    named like a sidecar or anything that resolves outside the folder is passed over.
+    """
     if not folder.is_dir():
         raise BuildlogError(f"{folder}: not a directory of cases")
+    root = folder.resolve()
     for sidecar in sorted(folder.rglob("*.toml")):
-        log = _log_for(sidecar)
+        if not _regular_inside(sidecar, root):
+            continue
+        log = _log_for(sidecar, root)
         if log is None:
             continue
         yield Case(slug=sidecar.stem, log_path=log, sidecar=load_sidecar(sidecar))

@@ -1,30 +1,31 @@
-"""The store of past failures: one SQLite file, safe to share between processes.
+"""The SQLite store: one file, safe to share between processes on one machine (the default).
 
 WAL mode lets readers go on while one process writes; every write is one `BEGIN IMMEDIATE`
 transaction (taking the write lock up front, so two writers queue on the busy timeout instead
-of failing on a lock upgrade), and a process killed mid-write leaves only its uncommitted
-transaction behind, which SQLite discards. A file is recognised as a store by its
-application_id; anything else — random bytes, a text file, another program's database — is
-refused and never written to.
+of failing on a lock upgrade), so a repeat's count goes up atomically, and a process killed
+mid-write leaves only its uncommitted transaction behind, which SQLite discards. A file is
+recognised as a store by its application_id; anything else — random bytes, a text file, another
+program's database — is refused and never written to. `corpus search` uses an FTS5 index.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from buildlog.errors import BuildlogError
+from buildlog.store import backend
+from buildlog.store.backend import COLUMNS, MAX_SEEN, entry_values, search_words, stored
 from buildlog.store.records import Entry, Stored
 
 APPLICATION_ID = 0x424C4C47  # "BLLG"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 
-_SCHEMA = """
+_SCHEMA_1 = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE incidents (
     id INTEGER PRIMARY KEY,
@@ -45,19 +46,18 @@ CREATE TABLE incidents (
     first_seen TEXT NOT NULL,
     last_seen TEXT NOT NULL
 );
-CREATE INDEX incidents_shape ON incidents (shape);
+CREATE INDEX incidents_shape ON incidents (shape)
 """
-_COLUMNS = (
-    "id, fingerprint, shape, cause, title, source, outcome, key_lines, failure, counts, fix, ticket, seen, "
-    "first_seen, last_seen, log_size"
-)
+# 2: a full-text index (rowid = incidents.id), and every row masked again (done on open).
+_SCHEMA_2 = "CREATE VIRTUAL TABLE incidents_fts USING fts5(words)"
 
 
-class Store:
-    """An opened store; use `Store.open`, and close it (or use it as a context manager)."""
+class Store(backend.Store):
+    """An opened SQLite store; use `Store.open`, and close it (or use it as a context manager)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
-        self.path = path
+        self.file = path
+        self.location = str(path)
         self.conn = conn
 
     @classmethod
@@ -67,10 +67,15 @@ class Store:
         Only `corpus add` and `corpus import` create a store, so explaining a log never leaves a
         file behind.
         """
-        if path.is_dir():
-            raise BuildlogError(f"{path}: is a directory; a store is a file (use --store PATH/store.sqlite)")
-        if not path.exists() and not create:
-            return None
+        try:
+            if path.is_dir():
+                raise BuildlogError(f"{path}: is a directory; a store is a file (use --store PATH/store.sqlite)")
+            if not path.exists() and not create:
+                return None
+            if path.exists() and not path.is_file():
+                raise BuildlogError(f"{path}: not a regular file; a store is a SQLite file")
+        except OSError as exc:  # a folder on the way one may not look into
+            raise BuildlogError(f"{path}: cannot open the store ({exc.strerror or exc})") from None
         if create:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,6 +95,7 @@ class Store:
                 if not store._recognise(initialise=create):
                     conn.close()
                     return None
+                store._upgrade()
         except BaseException:
             conn.close()
             raise
@@ -98,12 +104,6 @@ class Store:
     def close(self) -> None:
         """Release the file (readers and writers of other processes never wait on a closed store)."""
         self.conn.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -115,9 +115,13 @@ class Store:
                 raise BuildlogError(
                     f"{self.path}: the store is busy (another buildlog is writing); try again"
                 ) from None
+            if "readonly" in str(exc):
+                raise BuildlogError(f"{self.path}: the store is read-only here ({exc})") from None
             raise BuildlogError(f"{self.path}: {exc}") from None
         except sqlite3.DatabaseError as exc:
             raise BuildlogError(f"{self.path}: not a readable buildlog store ({exc}); left untouched") from None
+        except OverflowError:
+            raise BuildlogError(f"{self.path}: a count is too large to store (at most {MAX_SEEN})") from None
 
     def _recognise(self, initialise: bool) -> bool:
         """True for a buildlog store; initialise an empty database when asked; refuse anything else.
@@ -133,23 +137,26 @@ class Store:
         with self.transaction():
             if self._is_ours():  # another process initialised it while we waited for the lock
                 return True
-            for statement in filter(str.strip, _SCHEMA.split(";")):
+            for statement in filter(str.strip, _SCHEMA_1.split(";")):
                 self.conn.execute(statement)
-            self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self.conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return True
+
+    def _version(self) -> int:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row and str(row[0]).isdigit() else 0
 
     def _is_ours(self) -> bool:
         (app_id,) = self.conn.execute("PRAGMA application_id").fetchone()
         tables = [r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         if app_id == APPLICATION_ID:
-            row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            version = int(row[0]) if row and str(row[0]).isdigit() else 0
+            version = self._version()
             if version > SCHEMA_VERSION:
                 raise BuildlogError(
-                    f"{self.path}: this store was written by a newer buildlog (schema {version}); upgrade buildlog"
-                )
+                    f"{self.path}: this store was written by a newer buildlog (schema {version}, this one "
+                    f"knows {SCHEMA_VERSION}); upgrade buildlog"
+                )  # fmt: skip
             if version < 1:
                 raise BuildlogError(f"{self.path}: the store's meta table is damaged (no schema version)")
             return True
@@ -159,6 +166,61 @@ class Store:
                 f"{self.path}: an SQLite database of another program ({named}), not a buildlog store; left untouched"
             )
         return False
+
+    def _upgrade(self) -> None:
+        """Run the migrations this store lacks, and mask it again under a newer secret rule set."""
+        digest = backend.mask_digest()
+        if self._version() == SCHEMA_VERSION and self._meta("mask") == digest:
+            return
+        with self.transaction():  # re-read under the write lock: another process may have done it
+            if self._version() < 2:
+                self.conn.execute(_SCHEMA_2)
+                self._set_meta("schema_version", "2")
+            if self._meta("mask") != digest:
+                self._remask()
+                self._set_meta("mask", digest)
+            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value)
+        )
+
+    def _remask(self) -> None:
+        mask = backend.the_mask(self.shared)
+        names = ("id", "title", "source", "fix", "ticket", "key_lines", "failure", "cause", "log", "seen")
+        for values in self.conn.execute(f"SELECT {', '.join(names)} FROM incidents").fetchall():
+            row = dict(zip(names, values, strict=True))
+            changed = backend.remasked(row, mask)
+            if changed:
+                fp = changed.get("fingerprint")
+                other = (
+                    fp
+                    and self.conn.execute(
+                        "SELECT id FROM incidents WHERE fingerprint = ? AND id != ?", (fp, row["id"])
+                    ).fetchone()
+                )
+                if other:  # masked, it is the same failure as another row: count it there
+                    self.conn.execute("UPDATE incidents SET seen = seen + ? WHERE id = ?", (row["seen"], other[0]))
+                    self.conn.execute("DELETE FROM incidents WHERE id = ?", (row["id"],))
+                    self.conn.execute("DELETE FROM incidents_fts WHERE rowid = ?", (row["id"],))
+                    continue
+                sets = ", ".join(f"{k} = ?" for k in changed)
+                self.conn.execute(f"UPDATE incidents SET {sets} WHERE id = ?", (*changed.values(), row["id"]))
+            self._index(row["id"])
+
+    def _index(self, id_: int) -> None:
+        """(Re)write the full-text row of one incident from its columns."""
+        title, cause, fix, ticket, source, key_lines, failure = self.conn.execute(
+            "SELECT title, cause, fix, ticket, source, key_lines, failure FROM incidents WHERE id = ?", (id_,)
+        ).fetchone()
+        self.conn.execute("DELETE FROM incidents_fts WHERE rowid = ?", (id_,))
+        words = backend.document(title, cause, fix, ticket, source, key_lines, failure)
+        self.conn.execute("INSERT INTO incidents_fts (rowid, words) VALUES (?, ?)", (id_, words))
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -173,35 +235,30 @@ class Store:
             self.conn.execute("COMMIT")
 
     def add(self, entry: Entry, now: str) -> tuple[Stored, bool]:
-        """Record one sighting: a new row, or one more on the row with the same fingerprint.
-
-        A repeat keeps the first log and the fix already known unless a new fix is given.
-        Returns the row and whether it is new.
-        """
         with self.transaction():
             known = self._by_fingerprint(entry.fingerprint)
             if known is None:
-                self._insert(entry, 1, now, now)
+                id_ = self._insert(entry, 1, now, now)
             else:
+                id_ = known.id
                 self.conn.execute(
-                    "UPDATE incidents SET seen = seen + 1, last_seen = max(last_seen, ?), "
+                    "UPDATE incidents SET seen = min(seen + 1, ?), last_seen = max(last_seen, ?), "
                     "fix = CASE WHEN ? != '' THEN ? ELSE fix END, ticket = CASE WHEN ? != '' THEN ? ELSE ticket END "
                     "WHERE id = ?",
-                    (now, entry.fix, entry.fix, entry.ticket, entry.ticket, known.id),
+                    (MAX_SEEN, now, entry.fix, entry.fix, entry.ticket, entry.ticket, id_),
                 )  # fmt: skip
-            row = self._by_fingerprint(entry.fingerprint)
+                if entry.fix or entry.ticket:
+                    self._index(id_)
+            row = self._row_by_id(id_)
         assert row is not None
         return row, known is None
 
-    def merge(self, items: list[tuple[Entry, int, str, str]]) -> tuple[int, int]:
-        """Import (entry, seen, first, last) sightings in one transaction; returns (new, known).
-
-        Merging is idempotent: counts take the larger value and dates widen, so importing the
-        same shared folder twice changes nothing.
-        """
-        new = 0
+    def merge(self, items: Iterable[tuple[Entry, int, str, str]]) -> tuple[int, int]:
+        new = total = 0
         with self.transaction():
             for entry, seen, first, last in items:
+                total += 1
+                seen = max(1, min(int(seen), MAX_SEEN))
                 known = self._by_fingerprint(entry.fingerprint)
                 if known is None:
                     self._insert(entry, seen, first, last)
@@ -213,81 +270,51 @@ class Store:
                     "ticket = CASE WHEN ticket = '' THEN ? ELSE ticket END WHERE id = ?",
                     (seen, first, last, entry.fix, entry.ticket, known.id),
                 )  # fmt: skip
-        return new, len(items) - new
+                self._index(known.id)
+        return new, total - new
 
-    def _insert(self, entry: Entry, seen: int, first: str, last: str) -> None:
-        data = entry.log.encode("utf-8")
-        self.conn.execute(
-            "INSERT INTO incidents (fingerprint, shape, cause, title, source, outcome, key_lines, failure, counts, "
-            "fix, ticket, log, log_size, seen, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                entry.fingerprint, entry.shape, entry.cause, entry.title, entry.source, entry.outcome,
-                json.dumps(list(entry.key_lines)), json.dumps(list(entry.failure)),
-                json.dumps(dict(sorted(entry.counts.items()))), entry.fix, entry.ticket,
-                gzip.compress(data, mtime=0), len(data), seen, first, last,
-            ),
-        )  # fmt: skip
+    def _insert(self, entry: Entry, seen: int, first: str, last: str) -> int:
+        values = entry_values(entry)
+        words = values.pop("words")
+        values.update(seen=seen, first_seen=first, last_seen=last)
+        cursor = self.conn.execute(
+            f"INSERT INTO incidents ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+            tuple(values.values()),
+        )
+        id_ = int(cursor.lastrowid or 0)
+        self.conn.execute("INSERT INTO incidents_fts (rowid, words) VALUES (?, ?)", (id_, words))
+        return id_
 
     def _by_fingerprint(self, fingerprint: str) -> Stored | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM incidents WHERE fingerprint = ?", (fingerprint,)).fetchone()
-        return _stored(row) if row else None
+        row = self.conn.execute(f"SELECT {COLUMNS} FROM incidents WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        return stored(row) if row else None
+
+    def _select(self, where: str = "", args: tuple[Any, ...] = ()) -> list[Stored]:
+        with self._errors():
+            rows = self.conn.execute(
+                f"SELECT {COLUMNS} FROM incidents {where} ORDER BY last_seen DESC, id DESC", args
+            ).fetchall()
+        return [stored(r) for r in rows]
 
     def incidents(self, cause: str | None = None) -> list[Stored]:
-        """Every row, most recently seen first (optionally only one cause)."""
-        query = f"SELECT {_COLUMNS} FROM incidents"
-        args: tuple[str, ...] = ()
-        if cause:
-            query, args = query + " WHERE cause = ?", (cause,)
+        return self._select("WHERE cause = ?", (cause,)) if cause else self._select()
+
+    def search(self, text: str) -> list[Stored]:
+        words = search_words(text)
+        if not words:
+            return []
+        query = " AND ".join(f'"{w}"*' for w in words)
+        return self._select("WHERE id IN (SELECT rowid FROM incidents_fts WHERE incidents_fts MATCH ?)", (query,))
+
+    def _row_by_id(self, id_: int) -> Stored | None:
         with self._errors():
-            rows = self.conn.execute(query + " ORDER BY last_seen DESC, id DESC", args).fetchall()
-        return [_stored(r) for r in rows]
+            row = self.conn.execute(f"SELECT {COLUMNS} FROM incidents WHERE id = ?", (id_,)).fetchone()
+        return stored(row) if row else None
 
-    def find(self, ref: str) -> Stored:
-        """A row by its number (`3`, `#3`) or a fingerprint prefix of at least 4 characters."""
-        ref = ref.strip().lstrip("#").lower()
+    def _rows_by_prefix(self, prefix: str) -> list[Stored]:
+        return self._select("WHERE fingerprint LIKE ?", (prefix + "%",))
+
+    def _log_blob(self, id_: int) -> bytes | None:
         with self._errors():
-            if ref.isdigit():
-                row = self.conn.execute(f"SELECT {_COLUMNS} FROM incidents WHERE id = ?", (int(ref),)).fetchone()
-                if row:
-                    return _stored(row)
-            if len(ref) >= 4 and all(c in "0123456789abcdef" for c in ref):
-                rows = self.conn.execute(
-                    f"SELECT {_COLUMNS} FROM incidents WHERE fingerprint LIKE ?", (ref + "%",)
-                ).fetchall()
-                if len(rows) == 1:
-                    return _stored(rows[0])
-                if len(rows) > 1:
-                    raise BuildlogError(f"{ref}: matches {len(rows)} incidents; give more of the fingerprint")
-        raise BuildlogError(f"{ref}: no such incident in {self.path} (see `buildlog corpus list`)")
-
-    def log_text(self, incident: Stored) -> str:
-        """The redacted log kept for an incident."""
-        with self._errors():
-            (blob,) = self.conn.execute("SELECT log FROM incidents WHERE id = ?", (incident.id,)).fetchone()
-        return gzip.decompress(blob).decode("utf-8")
-
-
-def _stored(row: tuple) -> Stored:  # type: ignore[type-arg]
-    (
-        id_,
-        fp,
-        shape,
-        cause,
-        title,
-        source,
-        outcome,
-        key_lines,
-        failure,
-        counts,
-        fix,
-        ticket,
-        seen,
-        first,
-        last,
-        size,
-    ) = row
-    return Stored(
-        id=id_, fingerprint=fp, shape=shape, cause=cause, title=title, source=source, outcome=outcome,
-        key_lines=tuple(json.loads(key_lines)), failure=tuple(json.loads(failure)), counts=json.loads(counts),
-        fix=fix, ticket=ticket, seen=seen, first_seen=first, last_seen=last, log_size=size,
-    )  # fmt: skip
+            row = self.conn.execute("SELECT log FROM incidents WHERE id = ?", (id_,)).fetchone()
+        return row[0] if row else None

@@ -7,19 +7,20 @@ and `corpus import DIR` reads such a folder (the repository's corpus/cases too) 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from buildlog.errors import BuildlogError
 from buildlog.knowledge.bundle import Knowledge
+from buildlog.store.backend import Store
 from buildlog.store.cases import Case, Sidecar, dump_sidecar, iter_cases
-from buildlog.store.db import Store
-from buildlog.store.intake import check_cause, entry_from_bytes
+from buildlog.store.intake import check_cause, entry_from_bytes, read_log
 from buildlog.store.records import Entry, Stored
 
 GZIP_ABOVE = 200 * 1024  # the corpus's rule: logs over ~200 KB are gzipped
@@ -40,8 +41,16 @@ def sidecar_for(row: Stored) -> Sidecar:
     )  # fmt: skip
 
 
-def export_store(store: Store, folder: Path) -> list[Path]:
-    """Write every incident to `folder` and return the sidecars written.
+@dataclass(frozen=True)
+class Exported:
+    """What an export wrote (the sidecars) and the incidents it could not (with why)."""
+
+    written: list[Path]
+    skipped: list[str]
+
+
+def export_store(store: Store, folder: Path) -> Exported:
+    """Write every incident to `folder`; an incident whose stored log is damaged is skipped and named.
 
     Files of the same name are replaced (a re-export into a git checkout updates it); other files
     are left alone. Each file is written beside itself and renamed, so a reader never sees half.
@@ -49,9 +58,14 @@ def export_store(store: Store, folder: Path) -> list[Path]:
     if folder.exists() and not folder.is_dir():
         raise BuildlogError(f"{folder}: not a directory")
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
+    mask = _path_mask()
+    written, skipped = [], []
     for row in store.incidents():
-        data = store.log_text(row).encode("utf-8")
+        try:
+            data = mask(store.log_text(row)).encode("utf-8")
+        except BuildlogError as exc:
+            skipped.append(f"#{row.id} {row.fingerprint[:8]}: {exc}")
+            continue
         plain, packed = folder / f"{row.slug}.log", folder / f"{row.slug}.log.gz"
         if len(data) > GZIP_ABOVE:
             _write(packed, gzip.compress(data, mtime=0))
@@ -60,18 +74,36 @@ def export_store(store: Store, folder: Path) -> list[Path]:
             _write(plain, data)
             packed.unlink(missing_ok=True)
         sidecar = folder / f"{row.slug}.toml"
-        _write(sidecar, dump_sidecar(sidecar_for(row)).encode("utf-8"))
+        _write(sidecar, dump_sidecar(sidecar_for(_masked(row, mask))).encode("utf-8"))
         written.append(sidecar)
-    return written
+    return Exported(written, skipped)
+
+
+def _path_mask() -> Callable[[str], str]:
+    """What leaves the store for sharing also loses user names, home folders and host names."""
+    from buildlog.knowledge.artefact import bundled
+
+    return bundled().mask(paths=True)
+
+
+def _masked(row: Stored, mask: Callable[[str], str]) -> Stored:
+    return replace(
+        row, title=mask(row.title), source=mask(row.source), fix=mask(row.fix), ticket=mask(row.ticket),
+        key_lines=tuple(mask(k) for k in row.key_lines),
+    )  # fmt: skip
 
 
 def _write(path: Path, data: bytes) -> None:
+    tmp = ""
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         os.replace(tmp, path)
     except OSError as exc:
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)  # never leave a half-written file behind
         raise BuildlogError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
@@ -92,8 +124,13 @@ def read_cases(folder: Path, knowledge: Knowledge, redact_paths: bool = False) -
             skipped.append(case.slug)
             continue
         cause = check_cause(side.causes[0], knowledge, where=f"{case.slug}.toml")
+        try:
+            _, data = read_log(str(case.log_path))  # streamed, and bounded however far it unpacks
+        except BuildlogError as exc:
+            skipped.append(f"{case.slug} ({exc})")
+            continue
         entry = entry_from_bytes(
-            case.slug, case.read_bytes(), knowledge, cause=cause, title=side.title, fix=side.fix, ticket=side.ticket,
+            case.slug, data, knowledge, cause=cause, title=side.title, fix=side.fix, ticket=side.ticket,
             key_lines=side.key_lines, redact_paths=redact_paths, use_model=False,
         )  # fmt: skip
         first = side.date or now_stamp()

@@ -19,12 +19,16 @@ from buildlog.pipeline import Analysis, Options, trace
 from buildlog.store.records import Entry
 
 MAX_LOG_BYTES = 64 * 1024 * 1024
+MAX_KEPT_BYTES = 1024 * 1024  # a longer log is kept as an excerpt: its start, the proof with context, its end
+KEEP_HEAD, KEEP_TAIL, KEEP_AROUND, KEEP_LINE = 100, 200, 40, 4096
 MAX_KEY_LINES = 8
 MAX_TITLE = 100
 
 
-def read_log(path: str, limit: int = MAX_LOG_BYTES) -> tuple[str, bytes]:
-    """The display name and bytes of a log (file, .gz or - for stdin), refusing ones too big to keep."""
+def read_log(path: str, limit: int | None = None) -> tuple[str, bytes]:
+    """The display name and bytes of a log (file, .gz or - for stdin), read in chunks and refused
+    as soon as it passes `limit` (MAX_LOG_BYTES), however far a compressed file would unpack."""
+    limit = MAX_LOG_BYTES if limit is None else limit
     source = open_source(path)
     data = bytearray()
     with source.stream:
@@ -67,9 +71,37 @@ def entry_from_bytes(
 
     A log that shows no failure has nothing to remember unless a cause is given by hand.
     """
+    text, analysis = masked_trace(data, knowledge, redact_paths=redact_paths, use_model=use_model)
+    return entry_from(
+        name, text, analysis, knowledge, cause=cause, title=title, fix=fix, ticket=ticket, key_lines=key_lines,
+        redact_paths=redact_paths,
+    )  # fmt: skip
+
+
+def masked_trace(
+    data: bytes, knowledge: Knowledge, *, redact_paths: bool = False, use_model: bool = True
+) -> tuple[str, Analysis]:
+    """The log's masked text and the analysis of that text (so a stored log gives the stored answer)."""
+    text = knowledge.mask(redact_paths)(decode(data))
+    options = Options(redact_paths=redact_paths, use_model=use_model)
+    return text, trace(text.encode("utf-8"), knowledge, options=options)
+
+
+def entry_from(
+    name: str,
+    text: str,
+    analysis: Analysis,
+    knowledge: Knowledge,
+    *,
+    cause: str | None = None,
+    title: str | None = None,
+    fix: str = "",
+    ticket: str = "",
+    key_lines: Sequence[str] = (),
+    redact_paths: bool = False,
+) -> Entry:
+    """The store entry of an analysed, masked log (see entry_from_bytes)."""
     mask = knowledge.mask(redact_paths)
-    text = mask(decode(data))
-    analysis = trace(text.encode("utf-8"), knowledge, options=Options(redact_paths=redact_paths, use_model=use_model))
     report = analysis.report
     if report.status == "empty":
         raise BuildlogError(f"{name}: the log is empty; nothing to store")
@@ -81,6 +113,7 @@ def entry_from_bytes(
     check_cause(cause, knowledge)
     lines = list(analysis.failure)
     key_lines = tuple(mask(k) for k in key_lines) or _key_lines(analysis, cause)
+    kept, note = excerpt(text, _proof_lines(analysis))
     return Entry(
         fingerprint=fingerprint(lines, cause),
         shape=fingerprint(lines),
@@ -91,10 +124,48 @@ def entry_from_bytes(
         key_lines=key_lines,
         failure=tuple(lines),
         counts=features(lines),
-        log=text,
+        log=kept,
         fix=mask(fix),
         ticket=knowledge.mask()(ticket),
+        kept=note,
     )
+
+
+def _proof_lines(analysis: Analysis) -> list[int]:
+    report = analysis.report
+    numbers = [e.line for c in report.root_causes for e in c.evidence] + [e.line for e in report.relevant]
+    return sorted({n for n in numbers if isinstance(n, int) and n > 0})
+
+
+def excerpt(text: str, proof: Sequence[int], limit: int = MAX_KEPT_BYTES) -> tuple[str, str]:
+    """The text to keep, and a note when it is only part of the log (empty when it is all of it).
+
+    A log over `limit` bytes keeps its first and last lines and the lines around each proof line
+    (1-based numbers), each line cut at a few KB, the gaps marked, and the whole cut at `limit`.
+    """
+    if len(text) <= limit // 4 or len(text.encode("utf-8")) <= limit:
+        return text, ""
+    lines = text.split("\n")
+    wanted: set[int] = set(range(min(KEEP_HEAD, len(lines))))
+    wanted.update(range(max(0, len(lines) - KEEP_TAIL), len(lines)))
+    for n in proof:
+        wanted.update(range(max(0, n - 1 - KEEP_AROUND), min(len(lines), n + KEEP_AROUND)))
+    out: list[str] = []
+    size, last, kept = 0, -1, 0
+    for index in sorted(wanted):
+        if index != last + 1:
+            out.append(f"[buildlog: {index - last - 1} lines left out]")
+        line = lines[index]
+        if len(line) > KEEP_LINE:
+            line = line[:KEEP_LINE] + f" [buildlog: {len(line) - KEEP_LINE} characters left out]"
+        size += len(line.encode("utf-8")) + 1
+        if size > limit:
+            out.append("[buildlog: the rest left out; the excerpt is at its size cap]")
+            break
+        out.append(line)
+        last, kept = index, kept + 1
+    note = f"kept an excerpt of {kept:,} of {len(lines):,} lines (logs over {limit // 1024} KiB are not kept whole)"
+    return "\n".join(out), note
 
 
 def _title(analysis: Analysis, cause: str, key_lines: Sequence[str], knowledge: Knowledge) -> str:

@@ -33,10 +33,12 @@ def data_dir(platform: str, env: Mapping[str, str], home: Path | None = None) ->
     return base_path / "buildlog"
 
 
-def store_path(option: str | None, env: Mapping[str, str]) -> Path:
-    """The store file to use: the command-line option wins, then BUILDLOG_STORE, then the default."""
-    if option:
-        return Path(option).expanduser()
-    if env.get(STORE_ENV):
-        return Path(env[STORE_ENV]).expanduser()
+def store_path(option: str | None, env: Mapping[str, str]) -> Path | str:
+    """The store to use: the command-line option wins, then BUILDLOG_STORE, then the default.
+
+    A database URL (`postgresql://...`) is kept as text: it is never a file name.
+    """
+    chosen = option or env.get(STORE_ENV)
+    if chosen:
+        return chosen.strip() if "://" in chosen else Path(chosen).expanduser()
     return data_dir(sys.platform, env) / STORE_FILE

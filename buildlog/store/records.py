@@ -31,6 +31,7 @@ class Entry:
     log: str
     fix: str = ""
     ticket: str = ""
+    kept: str = ""  # when the log is only kept in part: what was kept, for the message
 
 
 @dataclass(frozen=True)

@@ -51,13 +51,11 @@ def corpus_past(with_norms: bool = False) -> list[Past]:
     ]  # fmt: skip
 
 
-def store_past(path: Path) -> list[Past]:
-    """The incidents of the store at `path`; none when there is no store (one is never created here)."""
-    if not path.exists():
-        return []
-    from buildlog.store.db import Store
+def store_past(path: Path | str) -> list[Past]:
+    """The incidents of the store at `path` (or URL); none when there is no store (one is never created here)."""
+    from buildlog.store.backend import open_store
 
-    store = Store.open(path, create=False)
+    store = open_store(path, create=False)
     if store is None:
         return []
     with store:
@@ -96,13 +94,13 @@ def rank(
 
 
 class PastFailures:
-    """"Seen before" as a stage: the store at `path` (if it exists) and the bundled corpus.
+    """ "Seen before" as a stage: the store at `path` (if it exists) and the bundled corpus.
 
     Given to the pipeline (pipeline.Recall); a store that cannot be read is skipped with a note
     rather than stopping the explanation.
     """
 
-    def __init__(self, path: Path | None, threshold: float = THRESHOLD, limit: int = LIMIT) -> None:
+    def __init__(self, path: Path | str | None, threshold: float = THRESHOLD, limit: int = LIMIT) -> None:
         self.path, self.threshold, self.limit = path, threshold, limit
         self.note = ""
 

@@ -30,21 +30,6 @@ def row_dict(row: Stored, full: bool = False) -> dict[str, Any]:
     return data
 
 
-def search(rows: Sequence[Stored], text: str) -> list[Stored]:
-    """Rows where every word of `text` occurs (any case) in the title, cause, fix, ticket, source or lines."""
-    words = text.lower().split()
-    if not words:
-        return []
-    hits = []
-    for row in rows:
-        haystack = "\n".join(
-            [row.title, row.cause, row.fix, row.ticket, row.source, *row.key_lines, *row.failure]
-        ).lower()
-        if all(w in haystack for w in words):
-            hits.append(row)
-    return hits
-
-
 @dataclass
 class Stats:
     """Totals of a store and per cause: incidents, sightings, how many have a fix."""
