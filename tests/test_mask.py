@@ -150,6 +150,40 @@ def test_all_samples_in_one_text(mask):
     assert mask(masked) == masked
 
 
+_B = "\\"
+WRAPS = {
+    "timestamp": lambda line: "2026-01-01T12:00:00.1234567Z " + line,
+    "pip box": lambda line: "      │ " + line + " │",
+    "double quotes": lambda line: '"' + line + '"',
+    "single quotes": lambda line: "'" + line + "'",
+    "escaped in JSON": lambda line: '{"cmd": "' + line.replace(_B, _B + _B).replace('"', _B + '"') + '"}',
+    "after a progress bar": lambda line: "Downloading 45%\r" + line,
+    "continued": lambda line: line + " \\",
+    "in an error": lambda line: "RuntimeError: Command failed: " + line,
+    "in parentheses": lambda line: "(" + line + ")",
+    "tabs": lambda line: "\t" + line.replace(" ", "\t"),
+    "repr": repr,
+    "markdown code": lambda line: "`" + line + "`",
+    "markdown bold": lambda line: "**" + line + "**",
+}
+
+
+@pytest.mark.parametrize("wrap", list(WRAPS))
+def test_a_secret_stays_masked_whatever_surrounds_it(mask, wrap):
+    leaked = [kind for kind, line in SAMPLES if SAMPLE_SECRET[kind] in mask(WRAPS[wrap](line))]
+    assert not leaked
+
+
+@pytest.mark.parametrize(("kind", "line"), SAMPLES, ids=[k for k, _ in SAMPLES])
+def test_a_colour_code_at_any_point_of_a_secret(mask, kind, line):
+    secret = SAMPLE_SECRET[kind]
+    for cut in range(1, len(secret)):
+        coloured = line.replace(secret, secret[:cut] + "\x1b[0;31m" + secret[cut:])
+        masked = mask(coloured)
+        longer = max(secret[:cut], secret[cut:], key=len)
+        assert secret not in masked and longer not in masked, cut
+
+
 # ---------------------------------------------------------------------------------------------
 # Masked text keeps its shape
 
