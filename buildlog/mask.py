@@ -65,7 +65,7 @@ class SecretPattern:
 
     id: str
     title: str
-    regex: re.Pattern[str]
+    pattern: str
     hints: tuple[str, ...]
     examples: tuple[str, ...]
     quiet: tuple[str, ...]
@@ -73,6 +73,17 @@ class SecretPattern:
     replacement: str = MASK
     # How far from a hint a match can start or end (its longest match plus the lookaround slack).
     reach: int = 0
+    flags: int = 0
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled on first use: most texts hold none of a pattern's hints, so most never need it."""
+        return _compiled(self.pattern, self.flags)
+
+
+@cache
+def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,7 +165,8 @@ def _one_pattern(record: Any, origin: str, index: int) -> SecretPattern:
     pattern = SecretPattern(
         id=record["id"],
         title=record["title"],
-        regex=regex,
+        pattern=record["pattern"],
+        flags=flags,
         hints=tuple(record["hints"]),
         examples=tuple(record["examples"]),
         quiet=tuple(record["quiet"]),
@@ -220,7 +232,7 @@ def patterns_from(records: Iterable[Mapping[str, Any]]) -> tuple[SecretPattern, 
         for ch in r.get("flags", ""):
             flags |= _FLAGS[ch]
         out.append(SecretPattern(
-            id=r["id"], title=r["title"], regex=re.compile(r["pattern"], flags), hints=tuple(r["hints"]),
+            id=r["id"], title=r["title"], pattern=r["pattern"], flags=flags, hints=tuple(r["hints"]),
             examples=tuple(r["examples"]), quiet=tuple(r["quiet"]), source=r["source"], reach=r["reach"],
         ))  # fmt: skip
     return tuple(out)
@@ -262,12 +274,11 @@ def default_mask(paths: bool = False) -> Mask:
 
 
 def _path_rule(rid: str, pattern: str, hints: Sequence[str], replacement: str) -> SecretPattern:
-    regex = re.compile(pattern)
     width = _check_repetitions(pattern, 0, _internal_error(rid))
     return SecretPattern(
         id=rid,
         title=rid,
-        regex=regex,
+        pattern=pattern,
         hints=tuple(hints),
         examples=(),
         quiet=(),
@@ -379,8 +390,9 @@ class Mask:
         spans: list[tuple[int, int, str]] = []
         for index, found in regions.items():
             rule = self._rules[index]
+            finditer = rule.regex.finditer
             for start, end in _merged(found):
-                for match in rule.regex.finditer(clean, start, end):
+                for match in finditer(clean, start, end):
                     low, high = match.span("secret")
                     if low < high:
                         spans.append((low, high, rule.replacement))

@@ -16,12 +16,16 @@ from buildlog.cli.base import (
 
 @main.command("eval")
 @click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, path_type=str))
+@click.option("--holdout", "holdout_dirs", multiple=True, metavar="DIR", type=click.Path(file_okay=False, path_type=str),
+              help="Measure honestly instead: every case of DIR (and of these folders) judged by a classifier "
+                   "trained without its repository, and without the rules written from that repository's logs; "
+                   "top-1 is reported on the cases of these folders (e.g. --holdout corpus/pasted).")  # fmt: skip
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--engine", type=click.Choice(["both", "rules", "model"]), default="both", show_default=True,
               help="both: rules, then the classifier where no rule fires; rules: rules alone; "
                    "model: the classifier alone, by 5-fold cross-validation (needs scikit-learn).")  # fmt: skip
 @friendly
-def eval_cmd(folder: str, fmt: str, engine: str) -> None:
+def eval_cmd(folder: str, holdout_dirs: tuple[str, ...], fmt: str, engine: str) -> None:
     """Measure buildlog on a folder of cases (a log beside a .toml sidecar; see corpus/README.md).
 
     Prints per-cause precision and recall, the confusion of primary causes, and every miss with
@@ -43,6 +47,9 @@ def eval_cmd(folder: str, fmt: str, engine: str) -> None:
     from buildlog.store.similar import PastFailures
 
     cases = list(iter_cases(Path(folder)))
+    if holdout_dirs:
+        _holdout(cases, [c for d in holdout_dirs for c in iter_cases(Path(d))], fmt)
+        return
     if engine == "model":
         result = evaluate_model(cases)
     else:
@@ -78,3 +85,26 @@ def train(folder: str, output: str | None) -> None:
     target = Path(output) if output else Path(buildlog.knowledge.__file__).resolve().parent / "classifier.json"
     write_model(data, target)
     click.echo(f"trained on {len(data['classes'])} causes, {len(data['vocabulary'])} features -> {target}")
+
+
+def _holdout(cases: list, measured: list, fmt: str) -> None:
+    import json
+
+    from buildlog.cli.base import knowledge_with, settings
+    from buildlog.learn.holdout import holdout
+
+    result = holdout(cases + measured, knowledge_with(settings()), measured)
+    rows = {"rules": result.rules, "classifier": result.model, "both": result.both}
+    if fmt == "json":
+        data = {name: {"cases": t.cases, "top1": round(t.top1, 3), "precision": round(t.precision, 3)} for name, t in rows.items()}
+        data.update(folds=result.folds, sources=result.sources, classifier_adds=result.model_adds,
+                    misses=[{"case": c, "expected": e, "reported": g} for c, e, g in result.misses])  # fmt: skip
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    click.echo(f"held out by repository: {result.sources} sources in {result.folds} folds; measured on {result.both.cases} cases")
+    click.echo(f"{'engine':12} {'top-1':>7} {'right':>6} {'answered':>9} {'precision':>10}")
+    for name, t in rows.items():
+        click.echo(f"{name:12} {t.top1:7.1%} {t.right:6} {t.answered:9} {t.precision:10.1%}")
+    click.echo(f"the classifier adds {len(result.model_adds)} cases that rules alone miss")
+    for case, expected, got in result.misses:
+        click.echo(f"MISS {case}: expected {expected}, got {got}")

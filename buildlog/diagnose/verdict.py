@@ -224,7 +224,10 @@ def _from_model(data: Inputs, span: Span) -> RootCause | None:
     prediction = _classify(data, span)
     if prediction is None or not prediction.confident:
         return None
-    rule = max((r for r in data.knowledge.rules if r.cause == prediction.cause), key=lambda r: r.priority)
+    rules = [r for r in data.knowledge.rules if r.cause == prediction.cause]
+    if not rules or prediction.cause not in data.knowledge.causes:  # a model trained on other labels
+        return None
+    rule = max(rules, key=lambda r: r.priority)
     values = template_values({}, data.facts_for(span.number), span, data.knowledge)
     return RootCause(
         id=prediction.cause, title=data.knowledge.causes[prediction.cause].title, confidence=round(prediction.probability, 2),

@@ -155,7 +155,7 @@ def rule_from(raw: Mapping[str, Any], origin: str = "bundled") -> Rule:
         events=frozenset(raw.get("events", ("any",))), context=raw.get("context"), not_context=raw.get("not_context"),
         command=raw.get("command"), not_command=raw.get("not_command"), facts=dict(raw.get("facts", {})),
         show_facts=tuple(raw.get("show_facts", ())), overrides=tuple(raw.get("overrides", ())), fix=raw.get("fix", ""),
-        references=tuple(raw.get("references", ())), origin=origin,
+        references=tuple(raw.get("references", ())), written_from=tuple(raw.get("written_from", ())), origin=origin,
     )  # fmt: skip
 
 

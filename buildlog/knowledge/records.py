@@ -56,6 +56,7 @@ class Rule:
     overrides: tuple[str, ...] = ()
     fix: str = ""
     references: tuple[str, ...] = ()
+    written_from: tuple[str, ...] = ()  # repositories whose logs the rule was written from
     origin: str = "bundled"  # the file a user rule came from
 
     @property

@@ -57,6 +57,10 @@ class RuleSpec(Strict):
     overrides: list[str] = Field(default_factory=list, description="cause ids this rule replaces in its attempt")
     fix: str = Field("", description="the fix: {name} is filled from named groups and facts; lines starting '$ ' are commands")
     references: list[str] = Field(default_factory=list, description="where the message comes from")
+    written_from: list[str] = Field(
+        default_factory=list,
+        description="repositories (owner/name) whose users' logs the rule was written from: honest evaluation credits it only elsewhere",
+    )
     examples: ExamplesSpec
 
     _check_regexes = field_validator("pattern", "context", "not_context", "command", "not_command")(_regex)

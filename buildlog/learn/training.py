@@ -14,6 +14,7 @@ from pathlib import Path
 
 from buildlog.errors import BuildlogError
 from buildlog.knowledge.artefact import bundled
+from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.classifier import MODEL_FORMAT, LinearModel, model_from_dict, pack_floats
 from buildlog.learn.features import FEATURES_VERSION, failure_lines, tokens
 from buildlog.pipeline import Analysis, Options, trace
@@ -52,12 +53,12 @@ def _attempt_lines(analysis: Analysis, number: int) -> list[str]:
     return failure_lines(analysis.events, span.start, span.end)
 
 
-def samples_of(case: Case) -> list[Sample]:
+def samples_of(case: Case, knowledge: Knowledge | None = None) -> list[Sample]:
     """Incidents of a session give one sample each; a single-cause failure gives one."""
     side = case.sidecar
     if side.outcome != "failure" and not side.incidents:
         return []
-    analysis = trace(case.read_bytes(), bundled(), options=Options(use_model=False))
+    analysis = trace(case.read_bytes(), knowledge or bundled(), options=Options(use_model=False))
     if side.incidents:
         return [
             Sample(case.slug, tuple(_attempt_lines(analysis, inc.attempts[0])), inc.cause)

@@ -68,6 +68,9 @@ def build_index(folder: Path) -> dict[str, Any]:
 
     cases = [case_record(c) for c in iter_cases(folder) if indexed(c)]
     idf = idf_from([c["counts"] for c in cases])
+    rounded = {w: round(v, 6) for w, v in idf.items()}
+    for case in cases:  # each vector's length under the index's idf, so a run need not work it out
+        case["norm"] = round(tfidf_norm(case["counts"], rounded), 6)
     return {
         "format": INDEX_FORMAT,
         "features_version": FEATURES_VERSION,
@@ -112,7 +115,8 @@ def _with_norms(data: dict[str, Any]) -> dict[str, Any]:
     if data.get("format") != INDEX_FORMAT or data.get("features_version") != FEATURES_VERSION:
         return {"cases": [], "idf": {}}
     for case in data["cases"]:
-        case["norm"] = tfidf_norm(case["counts"], data["idf"])
+        if "norm" not in case:
+            case["norm"] = tfidf_norm(case["counts"], data["idf"])
     return data
 
 
