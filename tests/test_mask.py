@@ -100,6 +100,22 @@ def test_ordinary_build_lines_stay(mask, text):
     assert mask(text) == text
 
 
+def test_the_mask_changes_no_line_of_the_corpus(mask):
+    """The corpus holds real build logs and no secrets: any line the mask changes is a false
+    positive that could change a diagnosis (a run of asterisks already masked does not count)."""
+    import gzip
+    import re
+
+    changed = []
+    for path in sorted((ROOT / "corpus").glob("*/*.log*")):
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            masked = mask(line)
+            if masked != line and re.sub(r"\*{3,}", "***", line) != masked:
+                changed.append(f"{path.name}:{number}: {line[:160]!r} -> {masked[:160]!r}")
+    assert not changed, "\n".join(changed[:20])
+
+
 # ---------------------------------------------------------------------------------------------
 # The samples the other tests seed logs with
 
