@@ -39,7 +39,9 @@ def observe(events: Iterable[Event], knowledge: Knowledge) -> Iterator[Observati
         yield from _from_banner(event)
         yield from _from_command(event)
         for record in knowledge.facts_for(event.anchors):
-            for hit in search(record.regex, event, record.multiline, record.all_matches):
+            for hit in search(
+                record.regex, event, record.multiline, record.all_matches, [a.lstrip("\n") for a in record.anchors]
+            ):
                 for obs in _from_groups(hit.groups, hit.group_lines, event.line):
                     yield replace(obs, change=record.change) if record.change else obs
 

@@ -45,10 +45,24 @@ def _fact_text(facts: Facts, name: str) -> str:
     return value.value if value is not None else ""
 
 
-def _conditions_hold(rule: Rule, span: Span, texts: str, facts: Facts) -> bool:
-    if rule.context and not compiled(rule.context).search(texts):
+class _AttemptText:
+    """An attempt's lines joined, and which condition regexes match it (each searched once per attempt,
+    however many of its lines a rule's pattern hits)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._found: dict[str, bool] = {}
+
+    def has(self, regex: str) -> bool:
+        if regex not in self._found:
+            self._found[regex] = compiled(regex).search(self.text) is not None
+        return self._found[regex]
+
+
+def _conditions_hold(rule: Rule, span: Span, texts: _AttemptText, facts: Facts) -> bool:
+    if rule.context and not texts.has(rule.context):
         return False
-    if rule.not_context and compiled(rule.not_context).search(texts):
+    if rule.not_context and texts.has(rule.not_context):
         return False
     if rule.command and not compiled(rule.command).search(span.command):
         return False
@@ -83,20 +97,20 @@ class Diagnoser:
         out: list[Finding] = []
         for span in spans:
             attempt_events = by_attempt.get(span.number, [])
-            texts = "\n".join(e.text for e in attempt_events)
+            texts = _AttemptText("\n".join(e.text for e in attempt_events))
             facts = facts_for(span.number)
             found = [f for e in attempt_events for f in self._match(e, span, texts, facts, attempt_events)]
             out.extend(_apply_overrides(found))
         return out
 
     def _match(
-        self, event: Event, span: Span, texts: str, facts: Facts, attempt_events: Sequence[Event]
+        self, event: Event, span: Span, texts: _AttemptText, facts: Facts, attempt_events: Sequence[Event]
     ) -> list[Finding]:
         found = []
         for rule in self.knowledge.rules_for(event.anchors):
             if not _kind_allowed(rule, event):
                 continue
-            hits = search(rule.regex, event, rule.multiline)
+            hits = search(rule.regex, event, rule.multiline, anchors=[a.lstrip("\n") for a in rule.anchors])
             if hits and _conditions_hold(rule, span, texts, facts):
                 support = _context_event(rule, event, attempt_events) + self._fact_events(rule, facts)
                 found.append(Finding(rule, event, hits[0], span.number, support))
