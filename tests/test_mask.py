@@ -364,6 +364,17 @@ def _crafted() -> dict[str, str]:
     return cases
 
 
+def _bound() -> float:
+    """One second, or 25 times one plain regex pass over 1 MB where that pass takes more than
+    40 ms (a machine busy with other work): a quadratic mask would take minutes either way."""
+    import re
+
+    text = "ab " * (MB // 3)
+    start = time.perf_counter()
+    re.compile(r"(?:ab|ba)c").search(text)
+    return max(1.0, 25 * (time.perf_counter() - start))
+
+
 @pytest.mark.parametrize(("name", "text"), list(_crafted().items()), ids=list(_crafted()))
 def test_a_one_megabyte_line_masks_in_well_under_a_second(name, text):
     mask = default_mask(paths=True)
@@ -374,12 +385,12 @@ def test_a_one_megabyte_line_masks_in_well_under_a_second(name, text):
         elapsed.append(time.perf_counter() - start)
         if elapsed[-1] < 1.0:
             break
-    assert min(elapsed) < 1.0, f"{name}: {min(elapsed):.2f} s"
+    assert min(elapsed) < _bound(), f"{name}: {min(elapsed):.2f} s"
     # Masking the masked text is as fast. (On such degenerate lines, a token longer than its
     # format allows may lose a further piece on a second pass; realistic text is idempotent.)
     start = time.perf_counter()
     again = mask(masked)
-    assert time.perf_counter() - start < 1.0 or min(elapsed) < 0.5
+    assert time.perf_counter() - start < _bound()
     assert len(again) <= len(masked)
 
 
