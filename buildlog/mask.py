@@ -56,6 +56,7 @@ _REPEATS = tuple(
     if hasattr(_sre_constants, name)
 )
 _MAXREPEAT = _sre_constants.MAXREPEAT
+_ASSERTS = (_sre_constants.ASSERT, _sre_constants.ASSERT_NOT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +200,10 @@ def _check_repetitions(source: str, flags: int, fail: Any) -> int:
                     raise fail("pattern", "nests a variable repetition inside another repetition")
                 walk(item, inside_repeat or high > 1)
             else:
+                # A lookaround is atomic: what repeats inside it is never retried from outside.
+                inside = inside_repeat and op not in _ASSERTS
                 for child in _children(av):
-                    walk(child, inside_repeat)
+                    walk(child, inside)
 
     walk(tree, False)
     width = tree.getwidth()[1]
@@ -305,7 +308,7 @@ _PATH_RULES = (
     # alice@gpu-node-7:~/src$  -> user@host:~/src$
     _path_rule(
         "prompt-host",
-        r"(?<![\w.@-])(?P<secret>[\w.-]{1,64}@[\w.-]{1,253})(?=:[~/\w.-]{0,256}[$#](?:\s|$))",
+        r"(?P<secret>[\w.-](?<![\w.@-].)[\w.-]{0,63}@[\w.-]{1,253})(?=:[~/\w.-]{0,256}[$#](?:\s|$))",
         ("@",),
         "user@host",
     ),
@@ -320,14 +323,21 @@ _ESCAPES = re.compile(
     r"|\x1b\](?P<osc>[^\x07\x1b]{0,4096})(?:\x07|\x1b\\)?"  # OSC (a hyperlink's URL is kept)
     r"|\x1b[()*+][0-9A-Za-z]"  # character set designations, as in tput sgr0
     r"|\x1b[@-Z\\-_]?"  # other two-byte escapes, a lone ESC
-    r"|[\x00\ufeff]"  # NULs of UTF-16 read as bytes, byte-order marks
 )
+# NULs (a UTF-16 log read as bytes) and byte-order marks are dropped too.
+_DROPPED = {0: None, 0xFEFF: None}
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 _PRIVATE_KEY_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# A line of a key block: base64, or a PEM header such as Proc-Type: 4,ENCRYPTED.
+_KEY_LINE = re.compile(
+    r"[ \t]{0,16}(?:[A-Za-z0-9+/=]{1,128}|(?:Proc-Type|DEK-Info|Comment|Version):[^\n]{0,200})?[ \t]{0,16}"
+)
 
 
 def _strip_codes(text: str) -> str:
-    return _ESCAPES.sub(lambda m: m.group("osc") or "", text)
+    if "\x00" in text or "\ufeff" in text:
+        text = text.translate(_DROPPED)
+    return _ESCAPES.sub(r"\g<osc>", text) if "\x1b" in text else text
 
 
 class Mask:
@@ -391,21 +401,21 @@ class Mask:
         return _replace(clean, spans)
 
     def lines(self, lines: Iterable[str]) -> Iterator[str]:
-        """Mask line by line, also where a private key block is cut into its lines: a line after
-        a `-----BEGIN ... PRIVATE KEY-----` line, up to the `-----END` line, is masked whole."""
+        """Mask line by line, also where a private key block is cut into its lines: after a
+        `-----BEGIN ... PRIVATE KEY-----` line, each line that looks like key material (base64,
+        PEM headers) is masked whole, up to the `-----END` line."""
         in_key = False
         for line in lines:
+            clean = _strip_codes(line) if ("\x1b" in line or "\x00" in line) else line
             if in_key:
-                if "-----END" in line:
-                    in_key = False
-                    yield self(line)
-                else:
-                    body = line.rstrip("\r\n")
-                    yield MASK + line[len(body) :] if body.strip() else line
-                continue
+                body = clean.rstrip("\r\n")
+                if "-----END" not in body and _KEY_LINE.fullmatch(body):
+                    yield MASK + clean[len(body) :] if body.strip() else clean
+                    continue
+                in_key = False
             masked = self(line)
-            begin = _PRIVATE_KEY_BEGIN.search(_strip_codes(line)) if "PRIVATE KEY" in line else None
-            if begin is not None and "-----END" not in line[begin.end() :]:
+            begin = _PRIVATE_KEY_BEGIN.search(clean) if "PRIVATE KEY" in clean else None
+            if begin is not None and "-----END" not in clean[begin.end() :]:
                 in_key = True
             yield masked
 
@@ -437,8 +447,8 @@ def _gates(hints: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
 def _hint_regions(lowered: str, hint: str, first: int, reach: int, size: int) -> Iterator[tuple[int, int]]:
     """Regions of `lowered` within `reach` of an occurrence of `hint`, merged as they are found.
 
-    An occurrence whose region would end inside the current one adds nothing, so the search
-    skips to where a new occurrence would extend it: dense hints cost O(len / reach) searches.
+    A region grows by the last occurrence within `reach` past its end, found with one rfind, so
+    dense hints cost O(len / reach) searches, not one per occurrence.
     """
     width = len(hint)
     position = first
@@ -446,15 +456,14 @@ def _hint_regions(lowered: str, hint: str, first: int, reach: int, size: int) ->
         start = max(0, position - reach)
         end = min(size, position + width + reach)
         while end < size:
-            following = lowered.find(hint, max(position + 1, end - reach - width + 1))
-            if following < 0 or following - reach > end:
-                position = following
+            # Occurrences at q with end - reach - width < q <= end + reach touch the region and
+            # carry it further; the last of them carries it furthest.
+            last = lowered.rfind(hint, end - reach - width + 1, min(size, end + reach + width))
+            if last < 0:
                 break
-            position = following
-            end = min(size, following + width + reach)
-        else:
-            position = -1
+            end = min(size, last + width + reach)
         yield start, end
+        position = lowered.find(hint, end - reach - width + 1) if end < size else -1
 
 
 def _merged(regions: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:

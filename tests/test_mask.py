@@ -100,6 +100,22 @@ def test_ordinary_build_lines_stay(mask, text):
     assert mask(text) == text
 
 
+def test_the_mask_changes_no_line_of_the_corpus(mask):
+    """The corpus holds real build logs and no secrets: any line the mask changes is a false
+    positive that could change a diagnosis (a run of asterisks already masked does not count)."""
+    import gzip
+    import re
+
+    changed = []
+    for path in sorted((ROOT / "corpus").glob("*/*.log*")):
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+            masked = mask(line)
+            if masked != line and re.sub(r"\*{3,}", "***", line) != masked:
+                changed.append(f"{path.name}:{number}: {line[:160]!r} -> {masked[:160]!r}")
+    assert not changed, "\n".join(changed[:20])
+
+
 # ---------------------------------------------------------------------------------------------
 # The samples the other tests seed logs with
 
@@ -148,6 +164,40 @@ def test_all_samples_in_one_text(mask):
     masked = mask(text)
     assert not _leaks(masked)
     assert mask(masked) == masked
+
+
+_B = "\\"
+WRAPS = {
+    "timestamp": lambda line: "2026-01-01T12:00:00.1234567Z " + line,
+    "pip box": lambda line: "      │ " + line + " │",
+    "double quotes": lambda line: '"' + line + '"',
+    "single quotes": lambda line: "'" + line + "'",
+    "escaped in JSON": lambda line: '{"cmd": "' + line.replace(_B, _B + _B).replace('"', _B + '"') + '"}',
+    "after a progress bar": lambda line: "Downloading 45%\r" + line,
+    "continued": lambda line: line + " \\",
+    "in an error": lambda line: "RuntimeError: Command failed: " + line,
+    "in parentheses": lambda line: "(" + line + ")",
+    "tabs": lambda line: "\t" + line.replace(" ", "\t"),
+    "repr": repr,
+    "markdown code": lambda line: "`" + line + "`",
+    "markdown bold": lambda line: "**" + line + "**",
+}
+
+
+@pytest.mark.parametrize("wrap", list(WRAPS))
+def test_a_secret_stays_masked_whatever_surrounds_it(mask, wrap):
+    leaked = [kind for kind, line in SAMPLES if SAMPLE_SECRET[kind] in mask(WRAPS[wrap](line))]
+    assert not leaked
+
+
+@pytest.mark.parametrize(("kind", "line"), SAMPLES, ids=[k for k, _ in SAMPLES])
+def test_a_colour_code_at_any_point_of_a_secret(mask, kind, line):
+    secret = SAMPLE_SECRET[kind]
+    for cut in range(1, len(secret)):
+        coloured = line.replace(secret, secret[:cut] + "\x1b[0;31m" + secret[cut:])
+        masked = mask(coloured)
+        longer = max(secret[:cut], secret[cut:], key=len)
+        assert secret not in masked and longer not in masked, cut
 
 
 # ---------------------------------------------------------------------------------------------
@@ -250,6 +300,24 @@ def test_a_key_block_given_line_by_line(mask):
     assert list(mask.lines(["password=hunter2ci\n", "ok\n"])) == ["password=***\n", "ok\n"]
 
 
+def test_a_key_block_mentioned_in_a_log_masks_no_more_than_key_material(mask):
+    log = [
+        "detect-secrets: found -----BEGIN RSA PRIVATE KEY----- in tests/fixtures/key.pem\n",
+        "building 'flash_attn_2_cuda' extension\n",
+        "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1\n",
+    ]
+    assert list(mask.lines(log))[1:] == log[1:]
+    masked = mask("".join(log))
+    assert masked.endswith("".join(log[1:]))
+    assert "tests/fixtures/key.pem" in masked
+
+
+def test_a_key_block_keeps_its_line_ends():
+    crlf = KEY_BLOCK.replace("\n", "\r\n")
+    masked = default_mask()(crlf)
+    assert "-----\r\n***\r\n-----END" in masked
+
+
 # ---------------------------------------------------------------------------------------------
 # Paths (on request)
 
@@ -296,14 +364,34 @@ def _crafted() -> dict[str, str]:
     return cases
 
 
+def _bound() -> float:
+    """One second, or 25 times one plain regex pass over 1 MB where that pass takes more than
+    40 ms (a machine busy with other work): a quadratic mask would take minutes either way."""
+    import re
+
+    text = "ab " * (MB // 3)
+    start = time.perf_counter()
+    re.compile(r"(?:ab|ba)c").search(text)
+    return max(1.0, 25 * (time.perf_counter() - start))
+
+
 @pytest.mark.parametrize(("name", "text"), list(_crafted().items()), ids=list(_crafted()))
 def test_a_one_megabyte_line_masks_in_well_under_a_second(name, text):
     mask = default_mask(paths=True)
+    elapsed = []
+    for _ in range(3):  # the best of three, so that a busy machine does not fail the test
+        start = time.perf_counter()
+        masked = mask(text)
+        elapsed.append(time.perf_counter() - start)
+        if elapsed[-1] < 1.0:
+            break
+    assert min(elapsed) < _bound(), f"{name}: {min(elapsed):.2f} s"
+    # Masking the masked text is as fast. (On such degenerate lines, a token longer than its
+    # format allows may lose a further piece on a second pass; realistic text is idempotent.)
     start = time.perf_counter()
-    masked = mask(text)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0, f"{name}: {elapsed:.2f} s"
-    assert mask(masked) == masked or len(masked) != len(text)
+    again = mask(masked)
+    assert time.perf_counter() - start < _bound()
+    assert len(again) <= len(masked)
 
 
 def test_time_grows_linearly_with_the_length():
@@ -312,9 +400,12 @@ def test_time_grows_linearly_with_the_length():
         times = []
         for size in (MB // 4, MB):
             text = (piece * (size // len(piece) + 1))[:size]
-            start = time.perf_counter()
-            mask(text)
-            times.append(time.perf_counter() - start)
+            best = float("inf")
+            for _ in range(2):
+                start = time.perf_counter()
+                mask(text)
+                best = min(best, time.perf_counter() - start)
+            times.append(best)
         assert times[1] < 10 * times[0] + 0.05, (piece, times)
 
 
