@@ -234,3 +234,13 @@ def test_past_the_first_commands_a_retry_loop_costs_counters():
     errors = [n for n in got if n % 2 == 0]
     assert len(errors) == FRESH_COMMANDS + 2  # one after each fresh command; then the count goes on to 3 and stops
     assert summary.candidates == len(got) + summary.repeated
+
+
+def test_a_clipped_line_keeps_no_half_token():
+    """A line clipped around its anchor loses the words the cuts went through, not half a secret."""
+    token = b"ghp_" + b"A1b2C3d4" * 5
+    data = b"x" * 100 + token + b" " + b"y" * (MAX_LINE // 2 - 30) + b" error: here " + b"z" * (MAX_LINE * 2) + b"\n"
+    cands, _ = _scan(data, 1 << 20)
+    raw = cands[0].raw
+    assert b"error: here" in raw and raw.startswith(b"y")  # the cut fell inside the token: it is gone whole
+    assert token[-12:] not in raw and not raw.endswith(b"z")

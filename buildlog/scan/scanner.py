@@ -233,7 +233,7 @@ class Scanner:
         if entry is not None:
             entry[2] = int(entry[2]) + 1
         elif len(summary.repeats) < MAX_TRACKED:
-            summary.repeats[key] = [number, raw[:300], 1]
+            summary.repeats[key] = [number, _whole_words(raw[:300], False, len(raw) > 300), 1]
         return True
 
     def _anchor_names(self, indices: set[int], raw: bytes) -> frozenset[str]:
@@ -345,7 +345,20 @@ def _clip(chunk: bytes, start: int, end: int, hit: int) -> bytes:
     if end - start <= MAX_LINE:
         return chunk[start:end]
     half = MAX_LINE // 2
-    return chunk[max(start, hit - half) : min(end, hit + half)]
+    low, high = max(start, hit - half), min(end, hit + half)
+    return _whole_words(chunk[low:high], cut_start=low > start, cut_end=high < end)
+
+
+def _whole_words(piece: bytes, cut_start: bool, cut_end: bool) -> bytes:
+    """A cut piece of a line without the words the cuts went through: half a token would no longer
+    look like one to the secret mask, and could leave the program unmasked."""
+    if cut_start:
+        space = piece.find(b" ")
+        piece = piece[space + 1 :] if space >= 0 else b""
+    if cut_end:
+        space = piece.rfind(b" ")
+        piece = piece[:space] if space >= 0 else b""
+    return piece
 
 
 class _Recent:
