@@ -303,9 +303,9 @@ class Scanner:
                 continue
             stop = source.find(b"\n", pos)
             if stop < 0:  # the last line of the log, or a line that goes on past this chunk
-                lines.append(source[pos : pos + MAX_LINE])
+                lines.append(_whole_words(source[pos : pos + MAX_LINE], False, len(source) - pos > MAX_LINE))
                 break
-            lines.append(source[pos : min(stop, pos + MAX_LINE)])
+            lines.append(_whole_words(source[pos : min(stop, pos + MAX_LINE)], False, stop - pos > MAX_LINE))
             pos = stop + 1
         return tuple(lines)
 
