@@ -74,9 +74,9 @@ def test_bundled_model_was_trained_on_this_corpus():
     from buildlog.learn.training import corpus_hash
 
     model = model_of(bundled().classifier_data)
-    assert model is not None, "no bundled model: run `buildlog train corpus/cases`"
+    assert model is not None, "no bundled model: run `buildlog rebuild corpus/cases`"
     assert model.corpus_hash == corpus_hash(list(iter_cases(CORPUS))), (
-        "corpus changed: run `buildlog train corpus/cases`"
+        "corpus changed: run `buildlog rebuild corpus/cases`"
     )
 
 

@@ -108,3 +108,50 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
     click.echo(f"the classifier adds {len(result.model_adds)} cases that rules alone miss")
     for case, expected, got in result.misses:
         click.echo(f"MISS {case}: expected {expected}, got {got}")
+
+
+@main.command()
+@click.argument("folder", metavar="[DIR]", required=False, type=click.Path(file_okay=False, path_type=str))
+@click.option("--check", is_flag=True, help="Only say whether each is current (exit 1 when one is stale).")
+@friendly
+def rebuild(folder: str | None, check: bool) -> None:
+    """Rebuild what is derived: the knowledge artefact (buildlog/knowledge/bundled.json, from the
+    knowledge files), and with DIR the classifier and the seen-before index (from a corpus folder).
+
+    Run it after changing a rule, a table or a grammar, and (with corpus/cases) after adding cases:
+    the tests fail while any of them is stale.
+
+    \b
+    Examples:
+      buildlog rebuild
+      buildlog rebuild corpus/cases
+      buildlog rebuild corpus/cases --check
+    """
+    import json
+    from pathlib import Path
+
+    from buildlog.knowledge import artefact
+    from buildlog.store import index
+
+    stale = []
+    if check:
+        if not artefact.is_current():
+            stale.append(str(artefact.default_path()))
+        if folder:
+            path = index.default_index_path()
+            current = json.loads(path.read_text("utf-8")).get("corpus_hash") if path.is_file() else None
+            if current != index.corpus_hash(Path(folder)):
+                stale.append(str(path))
+        click.echo("stale: " + ", ".join(stale) if stale else "up to date")
+        sys.exit(EXIT_FAILURES_FOUND if stale else EXIT_OK)
+    data = artefact.write()
+    artefact.bundled.cache_clear()  # what follows (training) reads the knowledge just written
+    click.echo(f"{artefact.default_path()}: {len(data['rules'])} rules, {len(data['facts'])} fact patterns")
+    if folder:
+        from buildlog.cli.develop import train as _train
+
+        ctx = click.get_current_context()
+        ctx.invoke(_train, folder=folder, output=None)
+        built = index.build_index(Path(folder))
+        index.default_index_path().write_text(index.dump_index(built), "utf-8")
+        click.echo(f"{index.default_index_path()}: {len(built['cases'])} cases")

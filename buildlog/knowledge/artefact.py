@@ -4,16 +4,15 @@ Built at development time from the TOML sources, the grammars and their parser t
 every run reads: nothing is validated, parsed from TOML or compiled by lark at run time, and no
 run depends on a cache. The file names the hash of its sources; a test fails when it is stale.
 
-    python -m buildlog.knowledge.artefact           # rebuild after changing any knowledge file
-    python -m buildlog.knowledge.artefact --check   # exit 1 when it is stale
+    buildlog rebuild            # after changing any knowledge file
+    buildlog rebuild --check    # exit 1 when it is stale
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -60,11 +59,11 @@ def bundled() -> Knowledge:
         data = json.loads(node.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         raise BuildlogError(
-            f"buildlog's knowledge artefact cannot be read ({exc}); rebuild it: python -m buildlog.knowledge.artefact"
+            f"buildlog's knowledge artefact cannot be read ({exc}); rebuild it: buildlog rebuild"
         ) from None
     if data.get("format") != FORMAT:
         raise BuildlogError(
-            "buildlog's knowledge artefact is of another format; rebuild it: python -m buildlog.knowledge.artefact"
+            "buildlog's knowledge artefact is of another format; rebuild it: buildlog rebuild"
         )
     return knowledge_from(data)
 
@@ -75,31 +74,19 @@ def default_path() -> Path:
     return Path(buildlog.knowledge.__file__).resolve().parent / ARTEFACT
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Build (or with --check, verify) the artefact; the exit code says whether it is current."""
-    import argparse
-
+def is_current() -> bool:
+    """Whether the artefact was built from the sources as they are."""
     from buildlog.knowledge.load import source_texts
 
-    parser = argparse.ArgumentParser(prog="python -m buildlog.knowledge.artefact", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only say whether the artefact is current (exit 1 if not)")
-    args = parser.parse_args(argv)
     path = default_path()
-    texts = source_texts()
-    try:
-        if args.check:
-            current = json.loads(path.read_text("utf-8")).get("sources") if path.is_file() else None
-            stale = current != sources_hash(texts)
-            print(f"{path}: {'stale; rebuild with python -m buildlog.knowledge.artefact' if stale else 'up to date'}")
-            return 1 if stale else 0
-        data = build(texts)
-    except BuildlogError as exc:
-        print(f"buildlog: {exc}", file=sys.stderr)
-        return 2
-    path.write_text(dump(data), "utf-8")
-    print(f"{path}: {len(data['rules'])} rules, {len(data['facts'])} fact patterns, sources {data['sources']}")
-    return 0
+    current = json.loads(path.read_text("utf-8")).get("sources") if path.is_file() else None
+    return current == sources_hash(source_texts())
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def write() -> dict[str, Any]:
+    """Check the sources and write the artefact; what it holds."""
+    from buildlog.knowledge.load import source_texts
+
+    data = build(source_texts())
+    default_path().write_text(dump(data), "utf-8")
+    return data

@@ -4,22 +4,17 @@
 wheel does not carry) or analysing it again: the index holds each case's label, fix and token
 counts, the idf over them, and a hash of the corpus so that a test can tell when it is stale.
 
-Rebuild after changing the corpus:
-
-    python -m buildlog.store.index corpus/cases
+Rebuild after changing the corpus: `buildlog rebuild corpus/cases`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sys
-from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from buildlog.errors import BuildlogError
 from buildlog.learn.features import FEATURES_VERSION, idf_from, tfidf_norm
 
 if TYPE_CHECKING:
@@ -118,39 +113,3 @@ def _with_norms(data: dict[str, Any]) -> dict[str, Any]:
         if "norm" not in case:
             case["norm"] = tfidf_norm(case["counts"], data["idf"])
     return data
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Build (or with --check, verify) the corpus index; the exit code says whether it is current."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m buildlog.store.index", description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", nargs="?", default="corpus/cases", help="the corpus cases (default: corpus/cases)")
-    parser.add_argument(
-        "--out", type=Path, default=None, help=f"where to write (default: buildlog/knowledge/{INDEX_FILE})"
-    )
-    parser.add_argument(
-        "--check", action="store_true", help="only say whether the index matches the corpus (exit 1 if not)"
-    )
-    args = parser.parse_args(argv)
-    out = args.out or default_index_path()
-    folder = Path(args.folder)
-    try:
-        if args.check:
-            current = json.loads(out.read_text("utf-8")).get("corpus_hash") if out.is_file() else None
-            stale = current != corpus_hash(folder)
-            print(
-                f"{out}: {'stale; rebuild with python -m buildlog.store.index ' + str(folder) if stale else 'up to date'}"
-            )
-            return 1 if stale else 0
-        index = build_index(folder)
-    except BuildlogError as exc:
-        print(f"buildlog: {exc}", file=sys.stderr)
-        return 2
-    out.write_text(dump_index(index), "utf-8")
-    print(f"{out}: {len(index['cases'])} cases, {len(index['idf'])} terms, corpus {index['corpus_hash']}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
