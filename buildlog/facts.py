@@ -164,6 +164,18 @@ class FactIndex:
             by_name.setdefault(obs.name, []).append(obs)
         self._by_name = {name: sorted(obs, key=lambda o: o.line) for name, obs in by_name.items()}
         self._lines = {name: [o.line for o in obs] for name, obs in self._by_name.items()}
+        self._run_start: dict[str, list[int]] = {}  # where the run of equal values ending at each one began
+        self._firsts: dict[str, list[Observation]] = {}  # list facts: each distinct value where first stated
+        for name, stated in self._by_name.items():
+            starts = []
+            for i, obs in enumerate(stated):
+                starts.append(starts[-1] if i and stated[i - 1].value == obs.value else i)
+            self._run_start[name] = starts
+            if name in LIST_FACTS:
+                seen: dict[str, Observation] = {}
+                for obs in stated:
+                    seen.setdefault(obs.value, obs)
+                self._firsts[name] = list(seen.values())
 
     def facts(self, until: int | None = None, since: int = 0) -> Facts:
         """The facts in force at line `until` (all when None) for a command starting at line `since`.
@@ -177,37 +189,43 @@ class FactIndex:
         packages: dict[str, FactValue] = {}
         for name, stated in self._by_name.items():
             cut = len(stated) if until is None else bisect_right(self._lines[name], until)
-            known = [o for o in stated[:cut] if not (o.inline and o.line < since)]
-            if not known and until is not None and name in STABLE_FACTS and cut < len(stated):
-                first_after = stated[cut]
-                known = [] if first_after.change or first_after.inline else [first_after]
-            if not known:
+            last = cut - 1
+            while last >= 0 and stated[last].inline and stated[last].line < since:
+                last -= 1  # set inline on an earlier command: it does not carry over
+            if last < 0 and until is not None and name in STABLE_FACTS and cut < len(stated):
+                after = stated[cut]
+                if not (after.change or after.inline):
+                    scalars_or_lists = FactValue(value=after.value, line=after.line)
+                    _put(name, scalars_or_lists, scalars, lists, packages)
                 continue
-            if name.startswith("package:"):
-                packages[name.split(":", 1)[1]] = FactValue(value=known[-1].value, line=known[-1].line)
-            elif name in LIST_FACTS:
-                firsts: dict[str, int] = {}
-                for obs in known:
-                    firsts.setdefault(obs.value, obs.line)
-                lists[name] = [FactValue(value=v, line=n) for v, n in firsts.items()]
+            if last < 0:
+                continue
+            if name in LIST_FACTS:
+                lists[name] = [
+                    FactValue(value=o.value, line=o.line)
+                    for o in self._firsts[name]
+                    if o.line <= stated[last].line and not (o.inline and o.line < since)
+                ]
             else:
-                scalars[name] = _last_run(known)
+                first = stated[self._run_start[name][last]]
+                _put(name, FactValue(value=stated[last].value, line=first.line), scalars, lists, packages)
         _derive(scalars)
         lists["gpus"] = _drop_truncated(lists["gpus"])
         return Facts(**{**scalars, **lists, "packages": packages})
 
 
+def _put(name: str, value: FactValue, scalars: dict, lists: dict, packages: dict) -> None:
+    if name.startswith("package:"):
+        packages[name.split(":", 1)[1]] = value
+    elif name in LIST_FACTS:
+        lists[name] = [value]
+    else:
+        scalars[name] = value
+
+
 def fold(observations: Sequence[Observation], until: int | None = None, since: int = 0) -> Facts:
     """The facts in force at line `until` (see FactIndex.facts), for one question."""
     return FactIndex(observations).facts(until, since)
-
-
-def _last_run(known: list[Observation]) -> FactValue:
-    """The last value stated, at the line where its last unbroken run of statements began."""
-    value, i = known[-1].value, len(known) - 1
-    while i > 0 and known[i - 1].value == value:
-        i -= 1
-    return FactValue(value=value, line=known[i].line)
 
 
 def _drop_truncated(names: list[FactValue]) -> list[FactValue]:

@@ -147,6 +147,7 @@ class Scanner:
         kept, implied = essential_anchors((a.encode("utf-8") for a in anchors), raw_budgets)
         parsed = [Anchor.parse(a) for a in kept]
         self._names = [a.decode("utf-8") for a in kept]
+        self._texts = [p.text for p in parsed]
         self._implied = [[(b.lstrip(b"\n"), b.decode("utf-8")) for b in implied.get(a, ())] for a in kept]
         self._budget = {i: raw_budgets[a] for i, a in enumerate(kept) if raw_budgets.get(a)}
         self.engine: Engine = make_engine(parsed, engine, frozenset(self._budget), cache)
@@ -237,8 +238,11 @@ class Scanner:
         return True
 
     def _anchor_names(self, indices: set[int], raw: bytes) -> frozenset[str]:
-        """Every anchor on the line: those found, and those they imply that the line holds too."""
+        """Every anchor on the line: those found, those they imply that the line holds too, and
+        budgeted ones the search left out once spent (a line selected anyway is read whole)."""
         names = {self._names[i] for i in indices}
+        if self._spent:
+            names.update(self._names[i] for i in self._spent if self._texts[i] in raw)
         for i in indices:
             names.update(name for text, name in self._implied[i] if text in raw)
         return frozenset(names)
@@ -265,16 +269,15 @@ class Scanner:
 
     def _selects(self, hits: list[Occurrence]) -> bool:
         """Do a line's occurrences select it? An unbudgeted anchor always does; budgeted ones only
-        while they are live: each line they select is charged to them."""
+        while they are live. Every selected line is charged to the live budgeted anchors on it, so
+        an anchor that mostly rides on lines selected anyway is spent too and stops costing scans."""
         budget = self._budget
-        if any(index not in budget for _, index in hits):
-            return True
-        live = {index for _, index in hits if index not in self._spent}
+        live = {index for _, index in hits if index in budget and index not in self._spent}
         for index in live:
             self._used[index] = used = self._used.get(index, 0) + 1
             if used >= budget[index]:
                 self._spent.add(index)
-        return bool(live)
+        return bool(live) or any(index not in budget for _, index in hits)
 
     def _following(self, chunk: bytes, end: int, feed: _Feed) -> tuple[bytes, ...]:
         """Up to `after` lines after the one ending at `end`, from this chunk and the ones after it."""
