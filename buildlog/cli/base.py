@@ -130,7 +130,7 @@ def _console(color: bool | None, width: int | None) -> Any:
     )
 
 
-STORE_HELP = "The store file (default: $BUILDLOG_STORE, else store.sqlite in the user's data directory)."
+STORE_HELP = "The store: a SQLite file or a postgresql://USER@HOST/DB URL (default: $BUILDLOG_STORE, else store.sqlite in the user's data directory)."
 LISTING = click.Choice(["table", "json"])
 
 

@@ -145,7 +145,7 @@ def analyse_one(item: Item, add: bool = False, redact_paths: bool = False) -> Ou
     from buildlog.learn.features import fingerprint
     from buildlog.store.intake import entry_from, masked_trace
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     knowledge = bundled()
     try:
         data = read_item(item)
@@ -167,6 +167,7 @@ def analyse_one(item: Item, add: bool = False, redact_paths: bool = False) -> Ou
         "fingerprint": fingerprint(lines, cause or "unknown") if lines else None,
         "evidence": [e.model_dump() for e in top.evidence[:3]] if top else [],
         "lines": report.lines, "bytes": len(data), "seconds": round(time.perf_counter() - started, 4),
+        "cpu_seconds": round(time.process_time() - cpu, 4),
     }  # fmt: skip
     return Outcome(line, entry)
 
@@ -213,7 +214,7 @@ class Summary:
         self.by_status[line["status"]] += 1
         self.lines += line["lines"]
         self.bytes += line["bytes"]
-        self.cpu_seconds += line["seconds"]
+        self.cpu_seconds += line["cpu_seconds"]
         if line["cause"]:
             self.by_cause[line["cause"]] += 1
         if line["fingerprint"] and line["status"] != "success":
@@ -230,6 +231,8 @@ class Summary:
             "logs": self.logs, "by_status": dict(self.by_status), "by_cause": dict(self.by_cause.most_common()),
             "top_failures": [{"fingerprint": fp, **v} for fp, v in self.top()], "unreadable": self.unreadable,
             "lines": self.lines, "bytes": self.bytes, "cpu_seconds": round(self.cpu_seconds, 3),
+            "logs_per_cpu_second": round(self.logs / self.cpu_seconds, 2) if self.cpu_seconds else None,
+            "mb_per_cpu_second": round(self.bytes / 1e6 / self.cpu_seconds, 2) if self.cpu_seconds else None,
         }  # fmt: skip
 
 
