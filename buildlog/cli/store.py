@@ -106,9 +106,10 @@ def corpus_add(
 
 def _shared(store: str | None) -> bool:
     """A team's store (a database server): what is added to it also has paths masked."""
+    from buildlog.cli.base import store_file
     from buildlog.store.backend import is_url
 
-    return is_url(_where(store))
+    return is_url(store_file(store))
 
 
 def _close(opened: Any) -> None:
