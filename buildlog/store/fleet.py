@@ -143,17 +143,17 @@ def analyse_one(item: Item, add: bool = False, redact_paths: bool = False) -> Ou
     """Explain one log: its JSON line (and entry, with `add`); an unreadable log is an error line."""
     from buildlog.knowledge.artefact import bundled
     from buildlog.learn.features import fingerprint
-    from buildlog.store.intake import entry_from, masked_trace
+    from buildlog.store.intake import analyse_data, entry_from
 
     started, cpu = time.perf_counter(), time.process_time()
     knowledge = bundled()
     try:
         data = read_item(item)
-        text, analysis = masked_trace(data, knowledge, redact_paths=redact_paths)
+        analysis = analyse_data(data, knowledge, redact_paths=redact_paths)
         entry = None
         report = analysis.report
         if add and report.status not in ("empty", "success"):
-            entry = entry_from(item.name, text, analysis, knowledge, redact_paths=redact_paths)
+            entry = entry_from(item.name, data, analysis, knowledge, redact_paths=redact_paths)
     except BuildlogError as exc:
         return Outcome({"log": item.name, "error": str(exc)})
     except (MemoryError, RecursionError) as exc:
