@@ -66,7 +66,9 @@ def scan(
     show_bar = progress if progress is not None else sys.stderr.isatty()
     try:
         with _bar(show_bar, len(items)) as advance:
-            for outcome in fleet.run(items, jobs, add=add, redact_paths=redact):
+            for outcome in fleet.run(
+                items, jobs, add=add, redact_paths=redact, engine=chosen.engine, cache=chosen.cache
+            ):
                 summary.count(outcome.line)
                 if outcome.entry is not None and opened is not None:
                     from buildlog.store.exchange import now_stamp

@@ -139,7 +139,9 @@ def read_item(item: Item, limit: int | None = None) -> bytes:
     return data
 
 
-def analyse_one(item: Item, add: bool = False, redact_paths: bool = False) -> Outcome:
+def analyse_one(
+    item: Item, add: bool = False, redact_paths: bool = False, engine: str = "auto", cache: Path | None = None
+) -> Outcome:
     """Explain one log: its JSON line (and entry, with `add`); an unreadable log is an error line."""
     from buildlog.knowledge.artefact import bundled
     from buildlog.learn.features import fingerprint
@@ -149,7 +151,7 @@ def analyse_one(item: Item, add: bool = False, redact_paths: bool = False) -> Ou
     knowledge = bundled()
     try:
         data = read_item(item)
-        analysis = analyse_data(data, knowledge, redact_paths=redact_paths)
+        analysis = analyse_data(data, knowledge, redact_paths=redact_paths, engine=engine, cache=cache)
         entry = None
         report = analysis.report
         if add and report.status not in ("empty", "success"):
@@ -172,13 +174,16 @@ def analyse_one(item: Item, add: bool = False, redact_paths: bool = False) -> Ou
     return Outcome(line, entry)
 
 
-def _work(args: tuple[Item, bool, bool]) -> Outcome:
+def _work(args: tuple[Item, bool, bool, str, Path | None]) -> Outcome:
     return analyse_one(*args)
 
 
-def run(items: Sequence[Item], jobs: int, add: bool = False, redact_paths: bool = False) -> Iterator[Outcome]:
+def run(
+    items: Sequence[Item], jobs: int, add: bool = False, redact_paths: bool = False, engine: str = "auto",
+    cache: Path | None = None,
+) -> Iterator[Outcome]:  # fmt: skip
     """Every item's outcome, as they finish (in any order), on `jobs` processes."""
-    tasks = [(item, add, redact_paths) for item in items]
+    tasks = [(item, add, redact_paths, engine, cache) for item in items]
     if jobs <= 1 or len(items) <= 1:
         yield from map(_work, tasks)
         return

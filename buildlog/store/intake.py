@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 from buildlog.errors import BuildlogError
 from buildlog.ingest.clean import decode
@@ -79,10 +80,14 @@ def entry_from_bytes(
     )  # fmt: skip
 
 
-def analyse_data(data: bytes, knowledge: Knowledge, *, redact_paths: bool = False, use_model: bool = True) -> Analysis:
+def analyse_data(
+    data: bytes, knowledge: Knowledge, *, redact_paths: bool = False, use_model: bool = True, engine: str = "auto",
+    cache: Path | None = None,
+) -> Analysis:  # fmt: skip
     """The analysis of a log's bytes, read in chunks as `explain` reads a file (the pipeline masks
-    what it reports: the report and the failure lines)."""
-    options = Options(redact_paths=redact_paths, use_model=use_model)
+    what it reports: the report and the failure lines). `engine` and `cache` as for explain: with
+    a cache folder, the scan engine's compiled database is loaded rather than compiled per log."""
+    options = Options(redact_paths=redact_paths, use_model=use_model, engine=engine, cache=cache)
     return trace(Source("<log>", len(data), io.BytesIO(data)), knowledge, options=options)
 
 
