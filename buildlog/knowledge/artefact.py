@@ -63,9 +63,7 @@ def bundled() -> Knowledge:
             f"buildlog's knowledge artefact cannot be read ({exc}); rebuild it: python -m buildlog.knowledge.artefact"
         ) from None
     if data.get("format") != FORMAT:
-        raise BuildlogError(
-            "buildlog's knowledge artefact is of another format; rebuild it: python -m buildlog.knowledge.artefact"
-        )
+        raise BuildlogError("buildlog's knowledge artefact is of another format; rebuild it: python -m buildlog.knowledge.artefact")
     return knowledge_from(data)
 
 
