@@ -76,9 +76,7 @@ def trace(
     observations = list(observe(events, knowledge))
     steps = segment(events, summary.lines, knowledge)
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
-    diagnosis = diagnose(
-        events, steps, _facts_by_attempt(observations), summary.lines, tail, knowledge, options.use_model
-    )
+    diagnosis = diagnose(events, steps, _facts_by_attempt(observations), summary.lines, tail, knowledge, options.use_model)
     report = build_report(name, summary, diagnosis)
     mask = knowledge.mask(options.redact_paths)
     failure = tuple(mask(line) for line in _failure_lines(events, diagnosis))

@@ -89,3 +89,11 @@ def test_scan_of_nothing_is_a_clear_error(tmp_path):
     assert result.exit_code == 2 and "no logs found" in result.output
     result = CliRunner().invoke(main, ["scan", str(PSUTIL), "-o", str(tmp_path / "no" / "such" / "dir" / "x.jsonl")])
     assert result.exit_code == 2 and "cannot write" in result.output
+
+
+def test_scan_draws_a_progress_bar_only_when_asked_or_on_a_terminal(tmp_path):
+    logs = fleet_folder(tmp_path)
+    quiet = CliRunner().invoke(main, ["scan", str(logs), "--jobs", "1"])
+    assert "scanning" not in quiet.stderr  # not a terminal
+    shown = CliRunner().invoke(main, ["scan", str(logs), "--jobs", "1", "--progress"])
+    assert shown.exit_code == 0 and "scanning" in shown.stderr

@@ -13,7 +13,6 @@ K = bundled()
 def parse_line(number, line):
     return events.parse_line(K, number, line)
 
-
 CASES = [
     ("csrc/flash_api.cpp:12:5: error: 'x' was not declared in this scope", "diagnostic", {"severity": "error"}),
     ('csrc/attn.cu(45): warning #177-D: variable "x" was declared', "diagnostic", {"code": "#177-D"}),

@@ -8,12 +8,15 @@ its own, so tests never see each other's rows.
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import time
 import uuid
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -134,25 +137,14 @@ def test_every_corpus_command_and_similar(location, tmp_path):
     assert "imported 0 new, 2 already known" in ok("corpus", "import", str(tmp_path / "shared"))
 
 
-ADDER = textwrap.dedent(
-    """
-    import sys
-    from tests.test_store_db import NOW, entry
-    from buildlog.store.backend import open_store
-
-    location, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def _adder(location: str, count: int) -> None:
     with open_store(location, create=True) as store:
         for n in range(count):
             store.add(entry(n % 5), NOW)  # five incidents, every worker adding each of them again
-    """
-)
-READER = textwrap.dedent(
-    """
-    import sys, time
-    from buildlog.store.backend import open_store
 
-    location, seconds = sys.argv[1], float(sys.argv[2])
-    end, reads, last = time.monotonic() + seconds, 0, 0
+
+def _reader(location: str, seconds: float, reads: Any) -> None:
+    end, last = time.monotonic() + seconds, 0
     while time.monotonic() < end:
         store = open_store(location)
         if store is None:
@@ -160,11 +152,10 @@ READER = textwrap.dedent(
         with store:
             total = sum(r.seen for r in store.incidents())
             assert total >= last, (total, last)  # a reader never sees a count go back
-            last, reads = total, reads + 1
+            last = total
             store.search("failure")
-    print(reads)
-    """
-)
+        with reads.get_lock():
+            reads.value += 1
 
 
 def _python(script: str, *args: str) -> subprocess.Popen[str]:
@@ -174,17 +165,20 @@ def _python(script: str, *args: str) -> subprocess.Popen[str]:
 
 
 def test_eight_writers_of_five_hundred_adds_with_readers_lose_nothing(location):
+    """Forked workers (no interpreter start-up each), each with its own connection."""
     workers, count = 8, 500
     with open_store(location, create=True):
         pass  # created once, so the readers have a store from the start
-    writers = [_python(ADDER, location, str(w), str(count)) for w in range(workers)]
-    readers = [_python(READER, location, "3") for _ in range(2)]
-    reads = 0
-    for p in writers + readers:
-        out, err = p.communicate(timeout=300)
-        assert p.returncode == 0, err[-2000:]
-        reads += int(out) if p in readers else 0
-    assert reads > 0  # the readers did read while the writers wrote
+    ctx = multiprocessing.get_context("fork")
+    reads = ctx.Value("i", 0)
+    procs = [ctx.Process(target=_adder, args=(location, count)) for _ in range(workers)]
+    procs += [ctx.Process(target=_reader, args=(location, 2.0, reads)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(300)
+        assert p.exitcode == 0
+    assert reads.value > 0  # the readers did read while the writers wrote
     with open_store(location) as store:
         rows = store.incidents()
     assert len(rows) == 5  # never a duplicate
@@ -277,5 +271,34 @@ def test_the_seeded_secret_matrix_through_postgresql(tmp_path):
 
     url = pg_schema_url(f"t_{uuid.uuid4().hex[:12]}")
     m = matrix._walk(tmp_path, matrix.BATCHES, store=url, dump=pg_dump)
-    assert m.checked > 100
+    assert m.checked > 50
     assert m.leaks == [], "\n".join(m.leaks[:40])
+
+
+@pytest.mark.skipif(not PG_URL, reason=NO_SERVER)
+def test_a_shared_store_masks_paths_on_add_and_remasks_on_open(tmp_path):
+    import psycopg
+
+    url = pg_schema_url(f"t_{uuid.uuid4().hex[:12]}")
+    log = tmp_path / "home.log"
+    log.write_text("alice@gpu-box-7:~/src$ pip install flash-attn\nProcessing /home/alice/src/x\n" + PSUTIL.read_text())
+    assert CliRunner().invoke(main, ["corpus", "add", str(log), "--store", url]).exit_code == 0
+    assert "alice" not in pg_dump(url) and "gpu-box-7" not in pg_dump(url)
+    token = "xoxb-" + "922328385642-7105129837252-FJhia0yf9SFOAQKvG8wfVRLb"
+    with psycopg.connect(url, autocommit=True) as conn:  # as an older buildlog would have left it
+        conn.execute("UPDATE buildlog_incidents SET title = %s", (f"posted with {token}",))
+        conn.execute("UPDATE buildlog_meta SET value = 'older' WHERE key = 'mask'")
+    with open_store(url) as store:
+        assert token not in store.incidents()[0].title
+    assert token not in pg_dump(url)
+
+
+@pytest.mark.skipif(not PG_URL, reason=NO_SERVER)
+def test_messages_never_show_the_urls_password():
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(pg_schema_url(f"t_{uuid.uuid4().hex[:12]}"))
+    url = urlunsplit(parts._replace(netloc=f"{parts.username}:n0t-a-real-pw@{parts.hostname}:{parts.port}"))
+    for args in (["corpus", "list"], ["corpus", "stats", "-f", "json"], ["corpus", "show", "1"]):
+        result = CliRunner().invoke(main, [*args, "--store", url])
+        assert "n0t-a-real-pw" not in result.output, result.output

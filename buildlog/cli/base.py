@@ -130,7 +130,7 @@ def _console(color: bool | None, width: int | None) -> Any:
     )
 
 
-STORE_HELP = "The store file (default: $BUILDLOG_STORE, else store.sqlite in the user's data directory)."
+STORE_HELP = "The store: a SQLite file or a postgresql://USER@HOST/DB URL (default: $BUILDLOG_STORE, else store.sqlite in the user's data directory)."
 LISTING = click.Choice(["table", "json"])
 
 
@@ -147,8 +147,15 @@ def _store(store: str | None, create: bool = False) -> Any:
 
 
 def _where(store: str | None) -> str:
-    """The store's path as the messages name it."""
-    return str(store_file(store))
+    """The store's path as the messages name it (a URL without its password)."""
+    from buildlog.store.backend import is_url
+
+    where = store_file(store)
+    if is_url(where):
+        from buildlog.store.pg import safe_url
+
+        return safe_url(str(where))
+    return str(where)
 
 
 def rules_option(func: F) -> F:

@@ -65,8 +65,10 @@ def scan(
     added = 0
     show_bar = progress if progress is not None else sys.stderr.isatty()
     try:
-        with _bar(show_bar, len(items)) as advance:
-            for outcome in fleet.run(items, jobs, add=add, redact_paths=redact):
+        with _bar(show_bar, len(items), forced=progress is True) as advance:
+            for outcome in fleet.run(
+                items, jobs, add=add, redact_paths=redact, engine=chosen.engine, cache=chosen.cache
+            ):
                 summary.count(outcome.line)
                 if outcome.entry is not None and opened is not None:
                     from buildlog.store.exchange import now_stamp
@@ -104,8 +106,8 @@ def _write_line(out: Any, line: dict[str, Any]) -> None:
 class _bar:
     """A rich progress bar on stderr, or nothing; `with _bar(on, total) as advance: advance()`."""
 
-    def __init__(self, on: bool, total: int) -> None:
-        self.on, self.total, self.progress, self.task = on, total, None, None
+    def __init__(self, on: bool, total: int, forced: bool = False) -> None:
+        self.on, self.total, self.forced, self.progress, self.task = on, total, forced, None, None
 
     def __enter__(self) -> Any:
         if not self.on:
@@ -115,7 +117,7 @@ class _bar:
 
         self.progress = Progress(
             TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=Console(stderr=True), transient=True,
+            console=Console(stderr=True, force_terminal=True if self.forced else None), transient=True,
         )  # fmt: skip
         self.progress.start()
         self.task = self.progress.add_task("scan", total=self.total)

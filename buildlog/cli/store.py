@@ -32,9 +32,10 @@ def corpus() -> None:
     """Remember failures and their fixes in a store, and share it through git.
 
     The store is one SQLite file, by default in your data directory
-    (~/.local/share/buildlog/store.sqlite on Linux); --store PATH or BUILDLOG_STORE choose another.
-    Logs are redacted before they are stored. `buildlog explain` then shows matching past failures
-    under "Seen before".
+    (~/.local/share/buildlog/store.sqlite on Linux); --store PATH or BUILDLOG_STORE choose another,
+    or a team's shared store on PostgreSQL (--store postgresql://USER@HOST/DB). Secrets are masked
+    before anything is stored (and user names, homes and hosts too in a shared store and in an
+    export). `buildlog explain` then shows matching past failures under "Seen before".
 
     \b
     Examples:
@@ -43,6 +44,7 @@ def corpus() -> None:
       buildlog corpus search flash-attn cuda
       buildlog corpus export team-failures/ && git -C team-failures add .
       buildlog corpus import team-failures/
+      buildlog corpus list --store postgresql://buildlog@db.internal/buildlog
     """
 
 
@@ -104,9 +106,10 @@ def corpus_add(
 
 def _shared(store: str | None) -> bool:
     """A team's store (a database server): what is added to it also has paths masked."""
+    from buildlog.cli.base import store_file
     from buildlog.store.backend import is_url
 
-    return is_url(_where(store))
+    return is_url(store_file(store))
 
 
 def _close(opened: Any) -> None:

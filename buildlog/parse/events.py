@@ -130,11 +130,7 @@ def grammars_for(text: str, indent: int) -> tuple[str, ...]:
 
 
 def parse_line(
-    knowledge: Knowledge,
-    number: int,
-    cleaned: str,
-    after: After = _NOTHING_AFTER,
-    anchors: frozenset[str] = frozenset(),
+    knowledge: Knowledge, number: int, cleaned: str, after: After = _NOTHING_AFTER, anchors: frozenset[str] = frozenset()
 ) -> Event:
     """Parse one cleaned line; the first grammar that accepts it names the event."""
     from lark.exceptions import LarkError

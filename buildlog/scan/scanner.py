@@ -92,9 +92,7 @@ def message_key(raw: bytes, around: Iterable[int] = ()) -> bytes:
     return b" ".join(_VOLATILE.sub(b"#", raw).split())
 
 
-def essential_anchors(
-    anchors: Iterable[bytes], budgets: Mapping[bytes, int]
-) -> tuple[list[bytes], dict[bytes, list[bytes]]]:
+def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> tuple[list[bytes], dict[bytes, list[bytes]]]:
     """Drop anchors that contain an unbudgeted anchor: such lines are selected by that one anyway.
 
     Returns the anchors kept and, for each, the dropped ones that contain it: those are present on
@@ -208,9 +206,7 @@ class Scanner:
             raw = _clip(chunk, start, end, pos)
             indices = {index for _, index in hits}
             command = bool(indices & self._resets) or any(
-                name.encode("utf-8") in raw
-                for index in indices & self._reset_implied
-                for _, name in self._implied[index]
+                name.encode("utf-8") in raw for index in indices & self._reset_implied for _, name in self._implied[index]
             )
             if command:
                 self._reset()
@@ -311,6 +307,7 @@ class Scanner:
             lines.append(_whole_words(source[pos : min(stop, pos + MAX_LINE)], False, stop - pos > MAX_LINE))
             pos = stop + 1
         return tuple(lines)
+
 
 
 class _Feed:

@@ -139,21 +139,23 @@ def read_item(item: Item, limit: int | None = None) -> bytes:
     return data
 
 
-def analyse_one(item: Item, add: bool = False, redact_paths: bool = False) -> Outcome:
+def analyse_one(
+    item: Item, add: bool = False, redact_paths: bool = False, engine: str = "auto", cache: Path | None = None
+) -> Outcome:
     """Explain one log: its JSON line (and entry, with `add`); an unreadable log is an error line."""
     from buildlog.knowledge.artefact import bundled
     from buildlog.learn.features import fingerprint
-    from buildlog.store.intake import entry_from, masked_trace
+    from buildlog.store.intake import analyse_data, entry_from
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     knowledge = bundled()
     try:
         data = read_item(item)
-        text, analysis = masked_trace(data, knowledge, redact_paths=redact_paths)
+        analysis = analyse_data(data, knowledge, redact_paths=redact_paths, engine=engine, cache=cache)
         entry = None
         report = analysis.report
         if add and report.status not in ("empty", "success"):
-            entry = entry_from(item.name, text, analysis, knowledge, redact_paths=redact_paths)
+            entry = entry_from(item.name, data, analysis, knowledge, redact_paths=redact_paths)
     except BuildlogError as exc:
         return Outcome({"log": item.name, "error": str(exc)})
     except (MemoryError, RecursionError) as exc:
@@ -167,17 +169,21 @@ def analyse_one(item: Item, add: bool = False, redact_paths: bool = False) -> Ou
         "fingerprint": fingerprint(lines, cause or "unknown") if lines else None,
         "evidence": [e.model_dump() for e in top.evidence[:3]] if top else [],
         "lines": report.lines, "bytes": len(data), "seconds": round(time.perf_counter() - started, 4),
+        "cpu_seconds": round(time.process_time() - cpu, 4),
     }  # fmt: skip
     return Outcome(line, entry)
 
 
-def _work(args: tuple[Item, bool, bool]) -> Outcome:
+def _work(args: tuple[Item, bool, bool, str, Path | None]) -> Outcome:
     return analyse_one(*args)
 
 
-def run(items: Sequence[Item], jobs: int, add: bool = False, redact_paths: bool = False) -> Iterator[Outcome]:
+def run(
+    items: Sequence[Item], jobs: int, add: bool = False, redact_paths: bool = False, engine: str = "auto",
+    cache: Path | None = None,
+) -> Iterator[Outcome]:  # fmt: skip
     """Every item's outcome, as they finish (in any order), on `jobs` processes."""
-    tasks = [(item, add, redact_paths) for item in items]
+    tasks = [(item, add, redact_paths, engine, cache) for item in items]
     if jobs <= 1 or len(items) <= 1:
         yield from map(_work, tasks)
         return
@@ -213,7 +219,7 @@ class Summary:
         self.by_status[line["status"]] += 1
         self.lines += line["lines"]
         self.bytes += line["bytes"]
-        self.cpu_seconds += line["seconds"]
+        self.cpu_seconds += line["cpu_seconds"]
         if line["cause"]:
             self.by_cause[line["cause"]] += 1
         if line["fingerprint"] and line["status"] != "success":
@@ -230,6 +236,8 @@ class Summary:
             "logs": self.logs, "by_status": dict(self.by_status), "by_cause": dict(self.by_cause.most_common()),
             "top_failures": [{"fingerprint": fp, **v} for fp, v in self.top()], "unreadable": self.unreadable,
             "lines": self.lines, "bytes": self.bytes, "cpu_seconds": round(self.cpu_seconds, 3),
+            "logs_per_cpu_second": round(self.logs / self.cpu_seconds, 2) if self.cpu_seconds else None,
+            "mb_per_cpu_second": round(self.bytes / 1e6 / self.cpu_seconds, 2) if self.cpu_seconds else None,
         }  # fmt: skip
 
 

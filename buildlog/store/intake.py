@@ -1,18 +1,20 @@
-"""Turns a log into a store Entry: redact it, analyse it, and take its failure lines and label.
+"""Turns a log into a store Entry: analyse it, take its failure lines and label, and keep it masked.
 
-The stored text is the redacted text and the analysis runs on that same text, so a log exported
-from the store and evaluated again gives the answer that was stored, and no token ever reaches
-the database.
+The analysis reads the log in chunks as `explain` does, and masks what it reports (the report
+and the failure lines); the log kept (whole, or an excerpt of a long one) goes through the same
+mask before it is stored, so no token ever reaches the database.
 """
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 from buildlog.errors import BuildlogError
 from buildlog.ingest.clean import decode
-from buildlog.ingest.reader import iter_chunks, open_source
+from buildlog.ingest.reader import Source, iter_chunks, open_source
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.features import fingerprint, tokens
 from buildlog.pipeline import Analysis, Options, trace
@@ -71,25 +73,27 @@ def entry_from_bytes(
 
     A log that shows no failure has nothing to remember unless a cause is given by hand.
     """
-    text, analysis = masked_trace(data, knowledge, redact_paths=redact_paths, use_model=use_model)
+    analysis = analyse_data(data, knowledge, redact_paths=redact_paths, use_model=use_model)
     return entry_from(
-        name, text, analysis, knowledge, cause=cause, title=title, fix=fix, ticket=ticket, key_lines=key_lines,
+        name, data, analysis, knowledge, cause=cause, title=title, fix=fix, ticket=ticket, key_lines=key_lines,
         redact_paths=redact_paths,
     )  # fmt: skip
 
 
-def masked_trace(
-    data: bytes, knowledge: Knowledge, *, redact_paths: bool = False, use_model: bool = True
-) -> tuple[str, Analysis]:
-    """The log's masked text and the analysis of that text (so a stored log gives the stored answer)."""
-    text = knowledge.mask(redact_paths)(decode(data))
-    options = Options(redact_paths=redact_paths, use_model=use_model)
-    return text, trace(text.encode("utf-8"), knowledge, options=options)
+def analyse_data(
+    data: bytes, knowledge: Knowledge, *, redact_paths: bool = False, use_model: bool = True, engine: str = "auto",
+    cache: Path | None = None,
+) -> Analysis:  # fmt: skip
+    """The analysis of a log's bytes, read in chunks as `explain` reads a file (the pipeline masks
+    what it reports: the report and the failure lines). `engine` and `cache` as for explain: with
+    a cache folder, the scan engine's compiled database is loaded rather than compiled per log."""
+    options = Options(redact_paths=redact_paths, use_model=use_model, engine=engine, cache=cache)
+    return trace(Source("<log>", len(data), io.BytesIO(data)), knowledge, options=options)
 
 
 def entry_from(
     name: str,
-    text: str,
+    data: bytes,
     analysis: Analysis,
     knowledge: Knowledge,
     *,
@@ -100,7 +104,7 @@ def entry_from(
     key_lines: Sequence[str] = (),
     redact_paths: bool = False,
 ) -> Entry:
-    """The store entry of an analysed, masked log (see entry_from_bytes)."""
+    """The store entry of an analysed log (see entry_from_bytes); the log kept is masked here."""
     mask = knowledge.mask(redact_paths)
     report = analysis.report
     if report.status == "empty":
@@ -113,7 +117,8 @@ def entry_from(
     check_cause(cause, knowledge)
     lines = list(analysis.failure)
     key_lines = tuple(mask(k) for k in key_lines) or _key_lines(analysis, cause)
-    kept, note = excerpt(text, _proof_lines(analysis))
+    kept, note = excerpt(decode(data), _proof_lines(analysis))
+    kept = mask(kept)
     return Entry(
         fingerprint=fingerprint(lines, cause),
         shape=fingerprint(lines),

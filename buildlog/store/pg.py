@@ -216,17 +216,15 @@ class PostgresStore(backend.Store):
         names = ", ".join(values)
         marks = ", ".join(f"%({k})s" for k in values)
         with self.transaction():
-            id_, inserted = self.conn.execute(
+            found = self.conn.execute(
                 f"INSERT INTO {_TABLE} AS t ({names}) VALUES ({marks}) ON CONFLICT (fingerprint) DO UPDATE SET "
                 f"seen = LEAST(t.seen + 1, {MAX_SEEN}), last_seen = GREATEST(t.last_seen, EXCLUDED.last_seen), "
                 "fix = CASE WHEN EXCLUDED.fix <> '' THEN EXCLUDED.fix ELSE t.fix END, "
                 "ticket = CASE WHEN EXCLUDED.ticket <> '' THEN EXCLUDED.ticket ELSE t.ticket END "
-                "RETURNING id, (xmax = 0)",
+                f"RETURNING {', '.join('t.' + c.strip() for c in COLUMNS.split(','))}, (xmax = 0)",
                 values,
             ).fetchone()  # fmt: skip
-            row = self._row_by_id(id_)
-        assert row is not None
-        return row, bool(inserted)
+        return stored(found[:-1]), bool(found[-1])
 
     def merge(self, items: Iterable[tuple[Entry, int, str, str]]) -> tuple[int, int]:
         new = total = 0
