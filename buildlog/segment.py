@@ -93,6 +93,28 @@ def is_build_command(cmd: SimpleCommand) -> bool:
     return name in ("bash", "sh") and bool(rest) and rest[0].endswith(".sh")
 
 
+_NOT_WRAPPERS = frozenset({
+    "echo", "printf", "which", "type", "man", "git", "grep", "cat", "ls", "cd", "tee", "export", "source", ".",
+    "unset", "alias", "history", "less", "head", "tail", "Tee-Object", "Write-Output", "rm", "mv", "cp",
+})  # fmt: skip
+
+
+def build_part(cmd: SimpleCommand) -> SimpleCommand | None:
+    """The part of a simple command that builds: itself, or what an unknown wrapper runs
+    (`weirdtool --go pip install x`: at worst the raw command still names an attempt)."""
+    if is_build_command(cmd):
+        return cmd
+    if not cmd.argv or cmd.argv[0].rsplit("/", 1)[-1] in _NOT_WRAPPERS:
+        return None
+    for i in range(1, len(cmd.argv)):
+        word = cmd.argv[i]
+        if _PIP.match(word) or _PY.match(word) or word.rsplit("/", 1)[-1] in ("uv", "conda", "mamba"):
+            tail = SimpleCommand(cmd.env, cmd.argv[i:], (*cmd.wrappers, " ".join(cmd.argv[:i])), cmd.venv)
+            if is_build_command(tail):
+                return tail
+    return None
+
+
 def _python_runs_something(rest: list[str]) -> bool:
     if not rest or rest[0] in ("--version", "-V"):
         return False
@@ -107,8 +129,9 @@ def _python_runs_something(rest: list[str]) -> bool:
 def interpreter_of(cmd: SimpleCommand, venv: str | None) -> str | None:
     """Which interpreter or pip actually ran, as far as the command line says."""
     argv = list(cmd.argv)
-    sudo = argv[:1] == ["sudo"]
+    sudo = argv[:1] == ["sudo"] or any(w.split()[0] == "sudo" for w in cmd.wrappers if w)
     argv = [a for a in argv if a != "sudo"]
+    venv = cmd.venv or venv
     if not argv:
         return None
     head = argv[0]
@@ -134,9 +157,20 @@ _VALUE_OPTIONS = frozenset({
 def targets_of(command: str) -> frozenset[str]:
     """What a command builds or installs: package names, or "." for the project in the current folder."""
     found: set[str] = set()
-    for part in re.split(r"\s(?:&&|\|\||;|\|)\s", command):
+    for part in re.split(r"\s*(?:&&|\|\||\|&|;|\||(?<![>&])&(?!>))\s*", core_command(command)):
         found |= _targets_of_simple(part.split())
     return frozenset(found)
+
+
+_REDIRECTION = re.compile(r"(?<!\S)(?:\d|&)?>>?(?:&\d+|&-|\s*[^\s;&|<>'\"]+)|(?<!\S)\d?<\s*[^\s;&|<>'\"]+")
+_LOG_PIPE = re.compile(r"\s*\|&?\s*(?:tee|Tee-Object|Out-File)\b[^;&|]*", re.IGNORECASE)
+
+
+def core_command(command: str) -> str:
+    """The command without what only saves or shows its output (`2>&1`, `> log`, `| tee -a log`)
+    or its quotes (`bash -c '...'`), so two attempts compare by what they ran."""
+    text = _LOG_PIPE.sub(" ", _REDIRECTION.sub(" ", command))
+    return re.sub(r"\s+", " ", text.replace("'", " ").replace('"', " ")).strip()
 
 
 def _targets_of_simple(words: list[str]) -> set[str]:
@@ -230,15 +264,16 @@ class Segmenter:
         builds: list[SimpleCommand] = []
         for cmd in event.commands:
             self._track_env(cmd)
-            if is_build_command(cmd):
-                builds.append(cmd)
+            part = build_part(cmd)
+            if part is not None:
+                builds.append(part)
         if not builds:
             return
         build = builds[-1]  # in `pip install helpers && pip install thing`, the last one is the point
         env = {**self.env, **build.env}
         text = _command_text(event)
         span = self._open(event.line, text, explicit=True)
-        span.env, span.venv, span.chained = env, self.venv, len(builds) > 1
+        span.env, span.venv, span.chained = env, build.venv or self.venv, len(builds) > 1
         span.interpreter = interpreter_of(build, self.venv)
 
     def _open(self, line: int, command: str, explicit: bool) -> Span:

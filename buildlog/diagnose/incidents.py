@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from buildlog.knowledge.records import Bearing
 from buildlog.report.schema import Facts, Incident, Outcome, Resolution
-from buildlog.segment import RANK, Span, targets_of
+from buildlog.segment import RANK, Span, core_command, targets_of
 
 
 @dataclass(frozen=True)
@@ -179,6 +179,7 @@ _NOT_FLAGS = frozenset({"-m", "-c", "-e", "-v", "-vv", "-q", "-y"})
 
 
 def _flag_changes(old: str, new: str) -> list[tuple[str, str]]:
+    old, new = core_command(old), core_command(new)
     old_words, new_words = set(old.split()) - _NOT_FLAGS, set(new.split()) - _NOT_FLAGS
     out = []
     for flag in sorted(new_words - old_words):
