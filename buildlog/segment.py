@@ -40,6 +40,16 @@ _BUILD_TOOLS = re.compile(r"^(?:\S*/)?(?:nvcc|cmake|make|ninja|torchrun|accelera
 
 
 @dataclass
+class CheckRun:
+    """A check after a build (`python -c "import ext"`, `python -m ext --version`, `pytest`)."""
+
+    start: int
+    end: int
+    command: str
+    outcome: str = "passed"  # "passed" | "failed"
+
+
+@dataclass
 class Span:
     """One attempt: where it is in the log, what ran, in what environment, how far it got."""
 
@@ -56,6 +66,9 @@ class Span:
     active: bool = False  # something other than a command happened in it
     prepared: list[str] = field(default_factory=list)  # helper installs folded into this attempt
     chained: bool = False  # several installs on one command line (`pip install a && pip install b`)
+    check: bool = False  # the command only checks what an earlier attempt built
+    raised: bool = False  # a traceback or an exception was printed in it
+    checks: list[CheckRun] = field(default_factory=list)  # the checks run after this attempt
 
     @property
     def stage(self) -> str:
@@ -113,6 +126,29 @@ def build_part(cmd: SimpleCommand) -> SimpleCommand | None:
             if is_build_command(tail):
                 return tail
     return None
+
+
+_BUILDS_IN_CODE = re.compile(r"\b(?:load|load_inline|setup|build_ext|check_call|system)\s*\(|cpp_extension")
+
+
+def is_check_command(cmd: SimpleCommand) -> bool:
+    """Does this command only check an install: an import, a version, a test run?"""
+    argv = list(cmd.argv)
+    if not argv:
+        return False
+    head, rest = argv[0].rsplit("/", 1)[-1], argv[1:]
+    if head in ("pytest", "py.test"):
+        return True
+    if not _PY.match(argv[0]):
+        return False
+    if rest[:1] == ["-c"] and len(rest) > 1:
+        return "import" in rest[1] and not _BUILDS_IN_CODE.search(rest[1])
+    if rest[:1] == ["-m"] and len(rest) > 1:
+        module = rest[1]
+        if module in ("pytest", "unittest", "torch.utils.collect_env"):
+            return True
+        return module not in ("pip", "build", "venv", "setuptools", "uv") and bool(set(rest[2:]) & {"--version", "-V"})
+    return False
 
 
 def _python_runs_something(rest: list[str]) -> bool:
@@ -237,6 +273,7 @@ class Segmenter:
         span = self.spans[-1]
         stage = stage_of(event, self.knowledge)
         span.active = span.active or bool(stage) or event.kind in _ACTIVITY
+        span.raised = span.raised or event.kind in (EventKind.TRACEBACK, EventKind.EXCEPTION)
         if stage == "resolve" and span.chained and (span.closed or "install" in span.stages):
             span.closed = False  # `pip install a && pip install b`: still the same command,
             span.stages.clear()  # and how far it got is measured on the part that follows
@@ -264,7 +301,7 @@ class Segmenter:
         builds: list[SimpleCommand] = []
         for cmd in event.commands:
             self._track_env(cmd)
-            part = build_part(cmd)
+            part = build_part(cmd) or (cmd if is_check_command(cmd) else None)
             if part is not None:
                 builds.append(part)
         if not builds:
@@ -275,6 +312,7 @@ class Segmenter:
         span = self._open(event.line, text, explicit=True)
         span.env, span.venv, span.chained = env, build.venv or self.venv, len(builds) > 1
         span.interpreter = interpreter_of(build, self.venv)
+        span.check = all(is_check_command(b) for b in builds)
 
     def _open(self, line: int, command: str, explicit: bool) -> Span:
         current = self.spans[-1]
@@ -335,6 +373,8 @@ _BUILT = frozenset({"build-deps", "metadata", "setup", "configure", "compile", "
 
 def _is_attempt(step: Span, outcome: str, build_targets: frozenset[str]) -> bool:
     """A step counts as an attempt if it failed, built something, or installs what others build."""
+    if step.check:
+        return outcome == "failure"
     if outcome == "failure" or _BUILT & set(step.stages):
         return True
     targets = targets_of(step.command)
@@ -353,17 +393,39 @@ def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[lis
         t for s in steps if outcomes.get(s.number) == "failure" or _BUILT & set(s.stages) for t in targets_of(s.command)
     )
     keep = [_is_attempt(s, outcomes.get(s.number, "unknown"), build_targets) for s in steps]
-    if not any(keep):
-        return list(steps), {s.number: s.number for s in steps}
+    if not any(keep):  # nothing to fold into: every step is its own attempt, checks aside
+        keep = [True] * len(steps)
     attempts: list[Span] = []
     mapping: dict[int, int] = {}
     pending: list[Span] = []
     for step, is_attempt in zip(steps, keep, strict=True):
+        if step.check and not attempts and pending:  # installs that all went through, then a check of them
+            step_before = pending.pop()
+            attempts.append(
+                replace(step_before, number=1, stages=dict(step_before.stages), checks=[],
+                        prepared=[p.command for p in pending if p.command])
+            )  # fmt: skip
+            for p in [*pending, step_before]:
+                mapping[p.number] = 1
+            pending = []
+        if step.check and attempts:  # a check of what the attempt before it built: part of that attempt
+            last = attempts[-1]
+            failed = outcomes.get(step.number) == "failure" or step.raised
+            last.checks.append(CheckRun(step.start, step.end, step.command, "failed" if failed else "passed"))
+            last.end = step.end
+            for p in [*pending, step]:
+                mapping[p.number] = last.number
+            pending = []
+            continue
         if not is_attempt:
             pending.append(step)
             continue
         merged = replace(
-            step, number=len(attempts) + 1, stages=dict(step.stages), prepared=[p.command for p in pending if p.command]
+            step,
+            number=len(attempts) + 1,
+            stages=dict(step.stages),
+            prepared=[p.command for p in pending if p.command],
+            checks=[],
         )
         for p in pending:
             mapping[p.number] = merged.number
@@ -374,7 +436,7 @@ def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[lis
         pending = []
     for p in pending:  # steps after the last attempt: their own attempt if they ended somehow
         if outcomes.get(p.number, "unknown") != "unknown":
-            attempts.append(replace(p, number=len(attempts) + 1, stages=dict(p.stages)))
+            attempts.append(replace(p, number=len(attempts) + 1, stages=dict(p.stages), checks=[]))
         else:
             attempts[-1].end = p.end
         mapping[p.number] = attempts[-1].number

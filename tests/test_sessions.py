@@ -125,3 +125,47 @@ def test_same_cause_in_two_attempts_is_one_incident():
 def test_the_interpreter_that_really_ran():
     r = report(f"$ source ~/venv/bin/activate && pip install flash-attn\n{PEP668}")
     assert r.attempts[0].interpreter.startswith("the system Python")
+
+
+UNDEFINED = (
+    "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+    "ImportError: /v/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: "
+    "undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+)
+
+
+def test_an_import_after_a_build_is_a_check_not_an_attempt():
+    r = report(
+        f"$ pip install flash-attn\n{ISOLATION}$ pip install --no-build-isolation flash-attn\n{SUCCESS}"
+        "$ python -c 'import torch, flash_attn; print(flash_attn.__version__)'\n2.8.3\n"
+    )
+    assert [a.outcome for a in r.attempts] == ["failure", "success"] and r.status == "success"
+    (check,) = r.attempts[1].checks
+    assert check.outcome == "passed" and "import torch, flash_attn" in check.command
+
+
+def test_version_and_test_runs_are_checks_too():
+    r = report(f"$ pip install --no-build-isolation flash-attn\n{SUCCESS}$ python -m flash_attn --version\n2.8.3\n$ pytest -q\n")
+    assert len(r.attempts) == 1 and [c.command for c in r.attempts[0].checks] == [
+        "python -m flash_attn --version",
+        "pytest -q",
+    ]
+
+
+def test_a_failed_check_after_a_successful_build_is_an_incident_of_its_own():
+    r = report(f"$ pip install --no-build-isolation flash-attn\n{SUCCESS}$ python -c 'import flash_attn'\n{UNDEFINED}")
+    assert r.attempts[0].outcome == "success" and r.attempts[0].checks[0].outcome == "failed"
+    assert r.status == "failure" and r.root_causes[0].id == "abi_mismatch"
+    (incident,) = r.incidents
+    assert incident.cause == "abi_mismatch" and incident.attempts == [1] and incident.resolved_by is None
+
+
+def test_a_check_that_builds_is_an_attempt():
+    """`python -c "...load(...)"` compiles an extension: that is a build, not a check."""
+    r = report(
+        f"$ pip install --no-build-isolation flash-attn\n{SUCCESS}"
+        "$ python -c \"from torch.utils.cpp_extension import load; load(name='x', sources=['x.cpp'])\"\n"
+        "      OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n"
+    )
+    assert r.attempts[-1].command.startswith("python -c") and r.attempts[-1].outcome == "failure"
+    assert not any(a.checks for a in r.attempts)

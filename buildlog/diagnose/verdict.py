@@ -76,15 +76,23 @@ def diagnose(
 def decide(data: Inputs) -> Diagnosis:
     """The verdict on attempts whose findings are known."""
     k = data.knowledge
-    outcomes = {s.number: outcome_of([f for f in data.findings if f.attempt == s.number]) for s in data.spans}
-    causal = _reattribute([f for f in data.findings if f.rule.role == "cause" and outcomes[f.attempt] != "success"])
+    outcomes = {
+        s.number: outcome_of([f for f in data.findings if f.attempt == s.number and not _in_check(s, f.line)])
+        for s in data.spans
+    }  # how the build ended; its checks are judged apart
+    by_number = {s.number: s for s in data.spans}
+    causal = _reattribute([
+        f for f in data.findings
+        if f.rule.role == "cause" and (outcomes[f.attempt] != "success" or _in_check(by_number[f.attempt], f.line, "failed"))
+    ])  # fmt: skip
     data = replace(data, spans=_actual_interpreters(data, causal))
     spans = {s.number: s for s in data.spans}
     occurrences = [Occurrence(f.rule.cause, f.attempt, f.line, spans[f.attempt].stage_at(f.line)) for f in causal]
     incidents = build_incidents(occurrences, data.spans, outcomes, k.bearings, data.facts_for)
     status = _status(data, outcomes)
-    roots = _root_causes(causal, incidents, data, outcomes)
-    unexplained = _last_failed_unexplained(data.spans, outcomes, causal)
+    ended = {n: "failure" if _check_failed(by_number[n]) else o for n, o in outcomes.items()}
+    roots = _root_causes(causal, incidents, data, ended)
+    unexplained = _last_failed_unexplained(data.spans, ended, causal)
     if status == "failure" and unexplained is not None:
         roots.append(_from_model(data, unexplained) or _unknown(data, unexplained))
     last = data.spans[-1]
@@ -96,6 +104,15 @@ def decide(data: Inputs) -> Diagnosis:
         relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
         missing=_missing(data, status, roots), facts=data.facts_for(last.number),
     )  # fmt: skip
+
+
+def _check_failed(span: Span) -> bool:
+    return bool(span.checks) and span.checks[-1].outcome == "failed"
+
+
+def _in_check(span: Span, line: int, outcome: str | None = None) -> bool:
+    """Is this line in the output of one of the checks run after the attempt (with that outcome)?"""
+    return any(c.start <= line <= c.end and outcome in (None, c.outcome) for c in span.checks)
 
 
 def _reattribute(causal: list[Finding]) -> list[Finding]:
@@ -134,6 +151,9 @@ def _status(data: Inputs, outcomes: dict[int, Outcome]) -> Status:
     if data.lines == 0 or not any(text.strip() for _, text in data.tail):
         return "empty"
     known = [outcomes[s.number] for s in data.spans if outcomes[s.number] != "unknown"]
+    last = data.spans[-1] if data.spans else None
+    if last is not None and _check_failed(last) and outcomes[last.number] != "failure":
+        return "failure"  # it built, but what it built does not work
     return known[-1] if known else "unknown"
 
 

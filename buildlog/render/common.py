@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buildlog.report.schema import Attempt, Facts, Incident, Report, Similar
+from buildlog.report.schema import Attempt, Check, Facts, Incident, Report, Similar
 
 OUTCOME_WORDS = {"success": "succeeded", "failure": "failed", "unknown": "ended unclear"}
 STATUS_MARKS = {"failure": "✗", "success": "✓", "unknown": "?", "empty": "·"}
@@ -12,7 +12,17 @@ def attempt_summary(attempt: Attempt, report: Report) -> str:
     """`failed: cuda_version_mismatch` / `succeeded`."""
     causes = [i.cause for i in report.incidents if i.id in attempt.incidents]
     words = OUTCOME_WORDS[attempt.outcome]
+    if attempt.outcome == "success" and attempt.checks and attempt.checks[-1].outcome == "failed":
+        return f"built, but its check failed: {', '.join(causes)}" if causes else "built, but its check failed"
     return f"{words}: {', '.join(causes)}" if causes else words
+
+
+CHECK_WORDS = {"passed": "passed", "failed": "failed"}
+
+
+def check_summary(check: Check) -> str:
+    """`check passed` / `check failed`: a check is not an attempt, it tells whether what was built works."""
+    return f"check {CHECK_WORDS[check.outcome]}"
 
 
 def incident_summary(incident: Incident) -> str:

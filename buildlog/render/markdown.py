@@ -5,6 +5,7 @@ from __future__ import annotations
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
+    check_summary,
     fact_pairs,
     fix_parts,
     incident_summary,
@@ -33,11 +34,13 @@ def render_markdown(report: Report) -> str:
 
 
 def _timeline(report: Report) -> list[str]:
-    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents):
+    checks = any(a.checks for a in report.attempts)
+    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents) and not checks:
         return []
     out = ["", "### Timeline", "", "| # | line | command | outcome |", "|---|---|---|---|"]
     for a in report.attempts:
         out.append(f"| {a.number} | {a.line} | `{_cell(a.command)}` | {attempt_summary(a, report)} |")
+        out += [f"| └ | {c.line} | `{_cell(c.command)}` | {check_summary(c)} |" for c in a.checks]
     if report.incidents:
         out.append("")
         out += [f"- **{i.id}** {incident_summary(i)}" for i in report.incidents]

@@ -15,6 +15,7 @@ from rich.text import Text
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
+    check_summary,
     fact_pairs,
     fix_parts,
     incident_summary,
@@ -64,7 +65,7 @@ def _section(title: str) -> Text:
 
 
 def _timeline(report: Report) -> RenderableType | None:
-    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents):
+    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents) and not _has_checks(report):
         return None
     table = Table.grid(padding=(0, 2))
     for attempt in report.attempts:
@@ -73,6 +74,12 @@ def _timeline(report: Report) -> RenderableType | None:
             Text(f"#{attempt.number}", style="bold"), Text(f"line {attempt.line}", style="dim"),
             Text(attempt.command, overflow="fold"), Text(attempt_summary(attempt, report), style=style),
         )  # fmt: skip
+        for check in attempt.checks:
+            mark = "green" if check.outcome == "passed" else "red"
+            table.add_row(
+                Text(""), Text(f"line {check.line}", style="dim"), Text(f"└ {check.command}", overflow="fold", style="dim"),
+                Text(check_summary(check), style=mark),
+            )  # fmt: skip
     lines: list[RenderableType] = [_section("Timeline"), table]
     if report.incidents:
         lines.append(Text())
@@ -80,6 +87,10 @@ def _timeline(report: Report) -> RenderableType | None:
             style = "green" if incident.resolved_by else "red"
             lines.append(Text(f"{incident.id}  {incident_summary(incident)}", style=style))
     return Group(*lines)
+
+
+def _has_checks(report: Report) -> bool:
+    return any(a.checks for a in report.attempts)
 
 
 def _causes(report: Report) -> RenderableType | None:

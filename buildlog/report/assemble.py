@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from buildlog.diagnose.verdict import Diagnosis
-from buildlog.report.schema import Attempt, Incident, Outcome, Repeat, Report, RootCause, Status, Volume
+from buildlog.report.schema import Attempt, Check, Incident, Outcome, Repeat, Report, RootCause, Status, Volume
 from buildlog.scan.scanner import ScanSummary
 from buildlog.segment import Span
 
@@ -42,6 +42,7 @@ def _attempt(span: Span, outcome: Outcome, incidents: Sequence[Incident]) -> Att
     return Attempt(
         number=span.number, line=span.start, command=span.command or "(no command shown)", env=span.env,
         interpreter=span.interpreter, outcome=outcome, stage=span.stage, incidents=ids, end_line=span.end,
+        checks=[Check(line=c.start, command=c.command, outcome=c.outcome, end_line=c.end) for c in span.checks],
     )  # fmt: skip
 
 
