@@ -169,3 +169,45 @@ def test_a_check_that_builds_is_an_attempt():
     )
     assert r.attempts[-1].command.startswith("python -c") and r.attempts[-1].outcome == "failure"
     assert not any(a.checks for a in r.attempts)
+
+
+ARCH = "      nvcc fatal   : Unsupported gpu architecture 'compute_120'\n"
+
+
+def test_the_first_attempt_past_the_failing_stage_resolves_even_if_it_fails_later():
+    r = report(
+        f"$ CUDA_HOME=/usr/local/cuda-13.1 pip install --no-build-isolation flash-attn\n{MISMATCH}"
+        "$ CUDA_HOME=/usr/local/cuda-12.8 pip install --no-build-isolation flash-attn\n"
+        f"  Emitting ninja build file /tmp/b/build.ninja...\n{ARCH}"
+        f"$ TORCH_CUDA_ARCH_LIST=9.0 CUDA_HOME=/usr/local/cuda-12.8 pip install --no-build-isolation flash-attn\n{SUCCESS}"
+    )
+    by_cause = {i.cause: i for i in r.incidents}
+    mismatch = by_cause["cuda_version_mismatch"].resolved_by
+    assert mismatch.attempt == 2 and mismatch.change == "pointed CUDA_HOME at /usr/local/cuda-12.8 (was /usr/local/cuda-13.1)"
+    assert by_cause["unsupported_arch"].resolved_by.attempt == 3
+
+
+def test_activating_a_venv_is_said_so():
+    r = report(f"$ pip install flash-attn --no-build-isolation\n{PEP668}$ source ~/ml-env/bin/activate\n"
+               f"$ pip install flash-attn --no-build-isolation\n{SUCCESS}")  # fmt: skip
+    assert r.incidents[0].resolved_by.change == "activated the venv ~/ml-env"
+
+
+def test_changes_that_cannot_bear_on_the_cause_are_not_listed():
+    r = report(
+        f"$ pip install flash-attn\n{ISOLATION}"
+        f"$ MAX_JOBS=2 NINJA_STATUS=x pip install --no-build-isolation -v flash-attn\n{SUCCESS}"
+    )
+    resolution = r.incidents[0].resolved_by
+    assert resolution.change == "added --no-build-isolation" and resolution.other_changes == []
+
+
+def test_a_successful_build_disproves_the_memory_risk():
+    log = (
+        "$ free -g\n               total        used        free      shared  buff/cache   available\n"
+        "Mem:               7           1           5           0           1           6\n"
+        "$ MAX_JOBS=64 pip install --no-build-isolation flash-attn\n  Emitting ninja build file /tmp/b/build.ninja...\n"
+        "[1/9] /usr/local/cuda/bin/nvcc -c a.cu -o a.o\n"
+    )
+    assert "jobs_exceed_ram" in [k.id for k in report(log + "ERROR: Failed building wheel for flash-attn\n").risks]
+    assert "jobs_exceed_ram" not in [k.id for k in report(log + SUCCESS).risks]

@@ -17,6 +17,7 @@ from buildlog.diagnose.incidents import Occurrence, build_incidents
 from buildlog.diagnose.template import fill
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.records import Hint
+from buildlog.knowledge.vocabulary import EventKind
 from buildlog.learn.classifier import Prediction, model_of
 from buildlog.learn.features import failure_lines
 from buildlog.parse.events import Event
@@ -100,10 +101,22 @@ def decide(data: Inputs) -> Diagnosis:
     return Diagnosis(
         status=status, attempts=data.spans, outcomes=outcomes, findings=data.findings, incidents=incidents,
         root_causes=roots,
-        risks=run_checks(data.facts_for(last.number), last, in_last, k) if status != "empty" else [],
+        risks=_risks(data, last, in_last, outcomes) if status != "empty" else [],
         relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
         missing=_missing(data, status, roots), facts=data.facts_for(last.number),
     )  # fmt: skip
+
+
+# Risks a successful build has disproved: it compiled, with these jobs, this compiler and these archs.
+_BUILD_RISKS = frozenset({"jobs_exceed_ram", "host_compiler_unsupported", "arch_unsupported_by_nvcc"})
+
+
+def _risks(data: Inputs, last: Span, in_last: set[str], outcomes: dict[int, Outcome]) -> list[Risk]:
+    """Risks judged on the facts of the last attempt alone."""
+    risks = run_checks(data.facts_for(last.number), last, in_last, data.knowledge)
+    if outcomes[last.number] == "success":
+        risks = [r for r in risks if r.id not in _BUILD_RISKS]
+    return risks
 
 
 def _check_failed(span: Span) -> bool:
@@ -165,7 +178,9 @@ def _root_causes(
     roots = []
     for incident in incidents:
         mine = [f for f in causal if f.rule.cause == incident.cause]
-        best = max(mine, key=lambda f: (f.rule.priority, -f.line))
+        latest = max(f.attempt for f in mine)
+        own = sorted((f for f in mine if f.attempt == latest), key=lambda f: (-f.rule.priority, f.line))
+        best = max(own, key=lambda f: (f.rule.priority, -f.line))
         span = next(s for s in data.spans if s.number == best.attempt)
         values = template_values(best.hit.groups, data.facts_for(best.attempt), span, data.knowledge)
         roots.append(
@@ -173,7 +188,9 @@ def _root_causes(
                 id=incident.cause,
                 title=titles[incident.cause],
                 confidence=max(f.rule.confidence for f in mine),
-                evidence=_evidence(mine),
+                evidence=_evidence(own + sorted(
+                    (f for f in mine if f.attempt != latest), key=lambda f: (-f.rule.priority, f.line)
+                )),  # fmt: skip
                 fix=fill(best.rule.fix, values),
                 rule=best.rule.id,
                 attempts=incident.attempts,
@@ -210,11 +227,14 @@ def _priority(root: RootCause, causal: Sequence[Finding]) -> int:
 
 
 def _evidence(findings: Sequence[Finding]) -> list[Evidence]:
+    """The lines that prove a cause: those of the findings given first (their own attempt's first)."""
     seen: dict[int, str] = {}
-    for f in sorted(findings, key=lambda f: (-f.rule.priority, f.line)):
+    for f in findings:
         for line, text in zip(f.hit.lines, f.hit.texts, strict=True):
             seen.setdefault(line, text)
         for event in f.support:
+            if event.kind is EventKind.COMMAND:
+                continue  # the user's own `export ...` proves nothing
             seen.setdefault(event.line, event.text)
         if len(seen) >= MAX_EVIDENCE:
             break
