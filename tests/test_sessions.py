@@ -211,3 +211,23 @@ def test_a_successful_build_disproves_the_memory_risk():
     )
     assert "jobs_exceed_ram" in [k.id for k in report(log + "ERROR: Failed building wheel for flash-attn\n").risks]
     assert "jobs_exceed_ram" not in [k.id for k in report(log + SUCCESS).risks]
+
+
+def test_the_narrative_tells_the_session_attempt_by_attempt():
+    r = report(
+        f"$ pip install flash-attn\n{ISOLATION}$ pip install --no-build-isolation flash-attn\n{OOM}"
+        f"$ MAX_JOBS=2 pip install --no-build-isolation flash-attn\n{SUCCESS}$ python -c 'import flash_attn'\n"
+    )
+    first, second, third = r.narrative
+    assert first.startswith("The first attempt (`pip install flash-attn`) failed: the package imports torch")
+    assert second.startswith("Attempt 2 added --no-build-isolation and got past that, but failed: the compiler")
+    assert "set MAX_JOBS=2" in third and "succeeded" in third and "`python -c 'import flash_attn'` passed" in third
+
+
+def test_a_failing_session_ends_with_what_is_still_broken():
+    r = report(f"$ pip install flash-attn\n{ISOLATION}$ pip install --no-build-isolation flash-attn\n{OOM}")
+    assert r.narrative[-1] == "Still broken: the compiler ran out of memory during a parallel build."
+
+
+def test_one_plain_attempt_needs_no_narrative():
+    assert report(f"$ pip install flash-attn\n{ISOLATION}").narrative == []

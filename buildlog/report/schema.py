@@ -174,6 +174,9 @@ class Report(Frozen):
     lines: int
     status: Status
     headline: str
+    narrative: list[str] = Field(
+        default_factory=list, description="the session attempt by attempt, in a few sentences (sessions only)"
+    )
     root_causes: list[RootCause] = Field(default_factory=list)
     facts: Facts = Field(default_factory=lambda: Facts())
     attempts: list[Attempt] = Field(default_factory=list)
