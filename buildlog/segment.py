@@ -259,10 +259,15 @@ class Segmenter:
         self.venv: str | None = None
         self.spans: list[Span] = [Span(1, 1, 0, "", {}, None, None, explicit=False)]
         self.ci_header = False
+        self.prompted = False  # a command was typed at a user@host prompt: the person's commands all show one
 
     def feed(self, event: Event) -> None:
         if event.kind is EventKind.COMMAND:
-            if not (self.ci_header and event.fields.get("prompt") == "none"):
+            unprompted = event.fields.get("prompt") == "none"
+            if unprompted and self.prompted:
+                return  # in a session typed at a prompt, a command line without one is output (`cat build.sh`)
+            self.prompted = self.prompted or event.fields.get("prompt") in ("user_prompt", "ps_prompt", "cmd_prompt")
+            if not (self.ci_header and unprompted):
                 self._command(event)  # a CI step echoes its script under its header: not a new command
             return
         if self.ci_header and self._ci_header_line(event):

@@ -93,3 +93,21 @@ def test_conda_run_names_the_environment():
 def test_echoed_commands_are_not_attempts():
     r = analyse_text(f"$ echo {CMD} >> notes.txt\n$ {FIX}\n{SUCCESS}").report
     assert [a.command for a in r.attempts] == [FIX]
+
+
+def test_a_script_shown_with_cat_in_a_prompted_session_is_output_not_attempts():
+    r = analyse_text(
+        f"root@box:~$ cat build.sh\n{CMD} 2>&1 | tee -a build.log\n{FIX} 2>&1 | tee -a build.log\n"
+        f"root@box:~$ bash -x build.sh\n+ {CMD}\n+ tee -a build.log\n{ISOLATION}+ {FIX}\n+ tee -a build.log\n{SUCCESS}"
+    ).report
+    assert [(a.command, a.outcome) for a in r.attempts] == [(CMD, "failure"), (FIX, "success")]
+
+
+def test_what_is_still_broken_leads_when_the_earlier_causes_were_resolved():
+    r = analyse_text(
+        f"$ {CMD}\n{ISOLATION}$ {FIX}\n{SUCCESS}$ python -c 'import flash_attn'\n"
+        "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+        "ImportError: libc10.so: cannot open shared object file: No such file or directory\n"
+    ).report
+    assert r.status == "failure" and r.root_causes[0].id == "unknown"
+    assert r.incidents[0].resolved_by.attempt == 2

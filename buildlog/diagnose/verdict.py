@@ -95,7 +95,9 @@ def decide(data: Inputs) -> Diagnosis:
     roots = _root_causes(causal, incidents, data, ended)
     unexplained = _last_failed_unexplained(data.spans, ended, causal)
     if status == "failure" and unexplained is not None:
-        roots.append(_from_model(data, unexplained) or _unknown(data, unexplained))
+        last_word = _from_model(data, unexplained) or _unknown(data, unexplained)
+        resolved_all = all(_resolved(r.id, incidents) for r in roots)
+        roots.insert(0, last_word) if resolved_all else roots.append(last_word)  # what is still broken leads
     last = data.spans[-1]
     in_last = {f.rule.cause for f in causal if f.attempt == last.number}
     return Diagnosis(
