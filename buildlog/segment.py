@@ -259,6 +259,7 @@ class Segmenter:
         self.venv: str | None = None
         self.spans: list[Span] = [Span(1, 1, 0, "", {}, None, None, explicit=False)]
         self.ci_header = False
+        self.setup_from: int | None = None  # where the set-up of the next attempt began (`export ...`)
         self.prompted = False  # a command was typed at a user@host prompt: the person's commands all show one
 
     def feed(self, event: Event) -> None:
@@ -310,6 +311,8 @@ class Segmenter:
             if part is not None:
                 builds.append(part)
         if not builds:
+            if any(_sets_environment(c) for c in event.commands) and self.setup_from is None:
+                self.setup_from = event.line  # `export CUDA_HOME=...` before the next try belongs to it
             return
         build = builds[-1]  # in `pip install helpers && pip install thing`, the last one is the point
         env = {**self.env, **build.env}
@@ -324,7 +327,8 @@ class Segmenter:
         if current.number == 1 and not current.explicit and not current.active:
             self.spans.pop()  # nothing happened before the first command
         else:
-            current.end = line - 1
+            current.end = (self.setup_from if self.setup_from and self.setup_from > current.start else line) - 1
+        self.setup_from = None
         number = len(self.spans) + 1
         span = Span(number, line, 0, command, dict(self.env), None, self.venv, explicit)
         self.spans.append(span)
@@ -347,6 +351,16 @@ class Segmenter:
     def finish(self, last_line: int) -> list[Span]:
         self.spans[-1].end = last_line
         return self.spans
+
+
+def _sets_environment(cmd: SimpleCommand) -> bool:
+    argv = cmd.argv
+    return (
+        argv[:1] in (("export",), ("unset",), ("deactivate",))
+        or (not argv and bool(cmd.env))
+        or (len(argv) >= 2 and argv[0] in ("source", ".") and argv[1].endswith("/activate"))
+        or argv[:2] in (("conda", "activate"), ("mamba", "activate"), ("conda", "deactivate"))
+    )
 
 
 def _pip_final(event: Event) -> bool:

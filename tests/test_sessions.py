@@ -231,3 +231,17 @@ def test_a_failing_session_ends_with_what_is_still_broken():
 
 def test_one_plain_attempt_needs_no_narrative():
     assert report(f"$ pip install flash-attn\n{ISOLATION}").narrative == []
+
+
+def test_each_incident_uses_the_facts_of_its_own_attempt():
+    """The `export` that prepares attempt 2 is not a fact of attempt 1."""
+    mismatch = MISMATCH.replace("13.1", "12.4").replace("(12.8)", "(13.0)").replace("cu128", "cu130")
+    r = report(
+        f"$ export CUDA_HOME=/usr/local/cuda-12.4\n$ pip install --no-build-isolation flash-attn\n{mismatch}"
+        f"$ export CUDA_HOME=/usr/local/cuda-13.0\n$ pip install --no-build-isolation flash-attn\n"
+        f"  Emitting ninja build file /tmp/b/build.ninja...\n{ARCH}"
+    )
+    (cause,) = [c for c in r.root_causes if c.id == "cuda_version_mismatch"]
+    assert "/usr/local/cuda-12.4" in cause.fix and "/usr/local/cuda-13.0)" not in cause.fix
+    assert not any(e.text.startswith("$ export") for e in cause.evidence)
+    assert r.attempts[0].end_line == 7 and r.attempts[1].line == 9  # line 8 is the export
