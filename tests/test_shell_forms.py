@@ -106,7 +106,7 @@ def test_a_script_shown_with_cat_in_a_prompted_session_is_output_not_attempts():
 def test_what_is_still_broken_leads_when_the_earlier_causes_were_resolved():
     r = analyse_text(
         f"$ {CMD}\n{ISOLATION}$ {FIX}\n{SUCCESS}$ python -c 'import flash_attn'\n"
-        "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+        'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
         "ImportError: libc10.so: cannot open shared object file: No such file or directory\n"
     ).report
     assert r.status == "failure" and r.root_causes[0].id == "unknown"

@@ -52,13 +52,19 @@ def _sentence(
     first: bool,
     just_before: set[str],
 ) -> str:
-    who = f"The {_ordinal(attempt.number)} attempt (`{_short(attempt.command)}`)" if first else f"Attempt {attempt.number}"
+    who = (
+        f"The {_ordinal(attempt.number)} attempt (`{_short(attempt.command)}`)"
+        if first
+        else f"Attempt {attempt.number}"
+    )
     if resolved:
         changes = list(dict.fromkeys(_as_action(i.resolved_by.change) for i in resolved if i.resolved_by))
         if {i.cause for i in resolved} == just_before:
             past = "that" if len(resolved) == 1 else "both"
         else:
-            past = "the problem of " + " and ".join(f"attempt {i.attempts[-1]} ({titles.get(i.cause, i.cause)})" for i in resolved)
+            past = "the problem of " + " and ".join(
+                f"attempt {i.attempts[-1]} ({titles.get(i.cause, i.cause)})" for i in resolved
+            )
         head = f"{who} {_and(changes)} and got past {past}"
     else:
         head = who

@@ -23,7 +23,10 @@ CASES = {
     "session-pty-tee-isolation-then-no-isolation-import-check": dict(
         title="pty session: `pip install ... 2>&1 | tee build.log` in the venv, isolation hides torch; "
         "--no-build-isolation builds; an import check passes",
-        tools=TOOLS, outcome="success", causes=['build_isolation_missing_torch'], key_lines=["ModuleNotFoundError: No module named 'torch'"],
+        tools=TOOLS,
+        outcome="success",
+        causes=["build_isolation_missing_torch"],
+        key_lines=["ModuleNotFoundError: No module named 'torch'"],
         incidents=[("build_isolation_missing_torch", [1], 2, "isolation")],
         notes="Typed into an interactive bash in a pty: the venv's activate script sets the prompt. "
         "Attempt 2's import check (python -c) is a check of attempt 2, not an attempt.",
@@ -31,7 +34,10 @@ CASES = {
     "session-pty-system-python-redirect-then-venv-amp-redirect": dict(
         title="pty session: Debian's python3 -m pip with `> build.log 2>&1; cat build.log` refuses (PEP 668); "
         "the venv with `&> build.log; tail` builds; an import check passes",
-        tools=TOOLS_SYS, outcome="failure", causes=['externally_managed_pip', 'unknown'], key_lines=['libc10.so: cannot open shared object file', 'externally-managed-environment'],
+        tools=TOOLS_SYS,
+        outcome="failure",
+        causes=["externally_managed_pip", "unknown"],
+        key_lines=["libc10.so: cannot open shared object file", "externally-managed-environment"],
         incidents=[("externally_managed_pip", [1], 2, "interpreter")],
         fix="Import torch before the extension (`import torch, tinycpp`): the extension links against torch's libc10.so, "
         "which only torch's import puts in the process.",
@@ -42,7 +48,10 @@ CASES = {
     "session-pty-cpu-torch-time-pipe-amp-still-failing": dict(
         title="pty session: `time pip install ... |& tee build.log` of a CUDAExtension against torch 2.13.0+cpu, "
         "before and after exporting CUDA_HOME: still failing",
-        tools=TOOLS_NVCC, outcome="failure", causes=["cpu_only_torch"], key_lines=["CUDA_HOME"],
+        tools=TOOLS_NVCC,
+        outcome="failure",
+        causes=["cpu_only_torch"],
+        key_lines=["CUDA_HOME"],
         incidents=[("cpu_only_torch", [1, 2], 0, "CUDA_HOME")],
         fix="Install a CUDA build of torch in the venv; CUDA_HOME is not the problem.",
         notes="Ends still failing: the venv's torch is CPU-only, so exporting CUDA_HOME changes nothing that bears on it.",
@@ -50,15 +59,24 @@ CASES = {
     "session-pty-isolation-and-system-python-one-change": dict(
         title="pty session: isolated build without torch, then Debian's python3 -m pip (PEP 668), then the venv's "
         "pip with --no-build-isolation fixes both; an import check passes",
-        tools=TOOLS_SYS, outcome="success", causes=['build_isolation_missing_torch', 'externally_managed_pip'], key_lines=["ModuleNotFoundError: No module named 'torch'", 'externally-managed-environment'],
-        incidents=[("build_isolation_missing_torch", [1], 3, "isolation"), ("externally_managed_pip", [2], 3, "interpreter")],
+        tools=TOOLS_SYS,
+        outcome="success",
+        causes=["build_isolation_missing_torch", "externally_managed_pip"],
+        key_lines=["ModuleNotFoundError: No module named 'torch'", "externally-managed-environment"],
+        incidents=[
+            ("build_isolation_missing_torch", [1], 3, "isolation"),
+            ("externally_managed_pip", [2], 3, "interpreter"),
+        ],
         notes="Attempt 2 stops before the build starts (pip refuses the system Python), so it proves nothing about "
         "build isolation; attempt 3, the venv's pip with --no-build-isolation, resolves both causes in one change.",
     ),
     "session-pty-bash-x-script-tee-append": dict(
         title="pty session: `bash -x build.sh` whose pip lines `| tee -a build.log`: isolation, then "
         "--no-build-isolation builds, then an import check",
-        tools=TOOLS, outcome="failure", causes=['build_isolation_missing_torch', 'unknown'], key_lines=['libc10.so: cannot open shared object file', "ModuleNotFoundError: No module named 'torch'"],
+        tools=TOOLS,
+        outcome="failure",
+        causes=["build_isolation_missing_torch", "unknown"],
+        key_lines=["libc10.so: cannot open shared object file", "ModuleNotFoundError: No module named 'torch'"],
         incidents=[("build_isolation_missing_torch", [1], 2, "isolation")],
         fix="Import torch before the extension (`import torch, tinycpp`).",
         notes="The attempts are the `+ pip install` trace lines; `+ tee -a build.log` is part of each pipeline. "
@@ -68,7 +86,10 @@ CASES = {
     "session-pty-nohup-background-then-env-python-m-pip": dict(
         title="pty session: `nohup env MAX_JOBS=1 python -m pip install ... > build.log 2>&1 &`, then `wait; cat`; "
         "then `env ... python -m pip install \\` continued with --no-build-isolation",
-        tools=TOOLS, outcome="failure", causes=['build_isolation_missing_torch', 'unknown'], key_lines=['libc10.so: cannot open shared object file', "ModuleNotFoundError: No module named 'torch'"],
+        tools=TOOLS,
+        outcome="failure",
+        causes=["build_isolation_missing_torch", "unknown"],
+        key_lines=["libc10.so: cannot open shared object file", "ModuleNotFoundError: No module named 'torch'"],
         incidents=[("build_isolation_missing_torch", [1], 2, "isolation")],
         notes="The first install runs in the background; its output is read from the file after `wait`. The second "
         "command is typed over two lines with a backslash continuation (bash shows `> ` for the second). The "
@@ -78,7 +99,10 @@ CASES = {
     "session-ci-github-actions-steps-tee-isolation-then-flag": dict(
         title="CI-shaped run (GitHub Actions format, continue-on-error steps): `pip install ... 2>&1 | tee build.log` "
         "isolated, then with --no-build-isolation, then an import check step",
-        tools=TOOLS, outcome="success", causes=['build_isolation_missing_torch'], key_lines=["ModuleNotFoundError: No module named 'torch'"],
+        tools=TOOLS,
+        outcome="success",
+        causes=["build_isolation_missing_torch"],
+        key_lines=["ModuleNotFoundError: No module named 'torch'"],
         incidents=[("build_isolation_missing_torch", [1], 2, "isolation")],
         notes="Run by ci_runner.sh (the Actions log format: ##[group]Run headers, env, timestamps) in a pty. With "
         "`| tee` and no pipefail the failing step exits 0, as it does in Actions: only the log shows the failure.",
@@ -86,7 +110,10 @@ CASES = {
     "session-ci-gitlab-job-bare-venv-then-torch-then-build": dict(
         title="CI-shaped job (GitLab format): --no-build-isolation in a venv without torch, torch installed, "
         "then the build and an import check",
-        tools=TOOLS, outcome="success", causes=['missing_build_dependency'], key_lines=["ModuleNotFoundError: No module named 'torch'"],
+        tools=TOOLS,
+        outcome="success",
+        causes=["missing_build_dependency"],
+        key_lines=["ModuleNotFoundError: No module named 'torch'"],
         incidents=[("missing_build_dependency", [1], 2, "packages")],
         notes="Run by gitlab_runner.sh (GitLab's `$ cmd` echo in bold green inside section markers) in a pty. The "
         "helper install of torch is folded into the attempt after it.",
@@ -112,14 +139,19 @@ def main() -> int:
         for old in (f"{slug}.log", f"{slug}.log.gz"):
             (cases_dir / old).unlink(missing_ok=True)
         if len(data) > 200_000:
-            with open(cases_dir / f"{slug}.log.gz", "wb") as fh, gzip.GzipFile(f"{slug}.log", "wb", fileobj=fh, mtime=0) as gz:
+            with (
+                open(cases_dir / f"{slug}.log.gz", "wb") as fh,
+                gzip.GzipFile(f"{slug}.log", "wb", fileobj=fh, mtime=0) as gz,
+            ):
                 gz.write(data)
         else:
             (cases_dir / f"{slug}.log").write_bytes(data)
         text = data.decode("utf-8", "replace")
         commands = [line.split("$ ", 1)[1] for line in text.splitlines() if "root@gpu-box:~/pkgs$ " in line]
         if slug.startswith("session-ci-"):
-            commands = [m.strip() for m in re.findall(r"##\[group\]Run (.*)|\$ ([^\x1b]*)\x1b\[0;m", text) for m in m if m]
+            commands = [
+                m.strip() for m in re.findall(r"##\[group\]Run (.*)|\$ ([^\x1b]*)\x1b\[0;m", text) for m in m if m
+            ]
         out = [
             f"title = {toml_str(case['title'])}", 'provenance = "captured"', f'date = "{date}"',
             f"command = {toml_str('; '.join(c.strip() for c in commands))}", f"tools = {case['tools']}", 'source = ""',
