@@ -171,3 +171,17 @@ def test_a_failing_session_keeps_full_causes():
     report = sample_report().model_copy(update={"status": "failure", "headline": "The build failed."})
     text = render_markdown(report)
     assert "### Cause 1: `compiler_oom`" in text and "Solved on the way" not in text
+
+
+def test_a_solved_cause_is_proved_by_its_message_not_the_source_line_that_raised_it():
+    from buildlog.render.common import solved_summaries
+    from buildlog.report.schema import Evidence
+
+    report = sample_report()
+    cause = report.root_causes[0].model_copy(update={"evidence": [
+        Evidence(line=38, text="Emitting ninja build file /tmp/b/build.ninja..."),
+        Evidence(line=39, text="raise RuntimeError('nvcc died: %s' % sig)"),
+        Evidence(line=40, text="RuntimeError: nvcc error   : 'cicc' died due to signal 9 (Kill signal)"),
+    ]})  # fmt: skip
+    ((_, proof, fixed),) = solved_summaries(report.model_copy(update={"root_causes": [cause]}))
+    assert proof.startswith("line 40: RuntimeError: nvcc error") and fixed.startswith("attempt 2:")

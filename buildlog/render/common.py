@@ -122,6 +122,9 @@ def similar_note(similar: Similar) -> str:
 _TELLING = re.compile(r"\b\w*(?:Error|Exception)\b:|\bfatal\b|\berror:|Killed|mismatch|not supported|unsupported", re.I)
 
 
+_SOURCE_CODE = re.compile(r"%[sdr]|\braise\b|\{\w*\}|\(\'")  # a traceback's source line, not the message
+
+
 def solved_summaries(report: Report) -> list[tuple[RootCause, str, str]]:
     """Once a session ends in success, each solved cause in one line: (cause, proof line, what fixed it)."""
     if report.status != "success":
@@ -131,7 +134,9 @@ def solved_summaries(report: Report) -> list[tuple[RootCause, str, str]]:
         incident = next((i for i in report.incidents if i.cause == cause.id and i.resolved_by), None)
         if incident is None or incident.resolved_by is None:
             continue
-        proof = next((e for e in cause.evidence if _TELLING.search(e.text)), cause.evidence[0] if cause.evidence else None)
+        told = [e for e in cause.evidence if _TELLING.search(e.text)]
+        plain = [e for e in told if not _SOURCE_CODE.search(e.text)]
+        proof = (plain or told or list(cause.evidence) or [None])[0]
         out.append((
             cause, f"line {proof.line}: {proof.text.strip()}" if proof else "",
             f"attempt {incident.resolved_by.attempt}: {incident.resolved_by.change}",
