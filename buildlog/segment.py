@@ -40,6 +40,16 @@ _BUILD_TOOLS = re.compile(r"^(?:\S*/)?(?:nvcc|cmake|make|ninja|torchrun|accelera
 
 
 @dataclass
+class CheckRun:
+    """A check after a build (`python -c "import ext"`, `python -m ext --version`, `pytest`)."""
+
+    start: int
+    end: int
+    command: str
+    outcome: str = "passed"  # "passed" | "failed"
+
+
+@dataclass
 class Span:
     """One attempt: where it is in the log, what ran, in what environment, how far it got."""
 
@@ -56,6 +66,9 @@ class Span:
     active: bool = False  # something other than a command happened in it
     prepared: list[str] = field(default_factory=list)  # helper installs folded into this attempt
     chained: bool = False  # several installs on one command line (`pip install a && pip install b`)
+    check: bool = False  # the command only checks what an earlier attempt built
+    raised: bool = False  # a traceback or an exception was printed in it
+    checks: list[CheckRun] = field(default_factory=list)  # the checks run after this attempt
 
     @property
     def stage(self) -> str:
@@ -93,6 +106,51 @@ def is_build_command(cmd: SimpleCommand) -> bool:
     return name in ("bash", "sh") and bool(rest) and rest[0].endswith(".sh")
 
 
+_NOT_WRAPPERS = frozenset({
+    "echo", "printf", "which", "type", "man", "git", "grep", "cat", "ls", "cd", "tee", "export", "source", ".",
+    "unset", "alias", "history", "less", "head", "tail", "Tee-Object", "Write-Output", "rm", "mv", "cp",
+})  # fmt: skip
+
+
+def build_part(cmd: SimpleCommand) -> SimpleCommand | None:
+    """The part of a simple command that builds: itself, or what an unknown wrapper runs
+    (`weirdtool --go pip install x`: at worst the raw command still names an attempt)."""
+    if is_build_command(cmd):
+        return cmd
+    if not cmd.argv or cmd.argv[0].rsplit("/", 1)[-1] in _NOT_WRAPPERS:
+        return None
+    for i in range(1, len(cmd.argv)):
+        word = cmd.argv[i]
+        if _PIP.match(word) or _PY.match(word) or word.rsplit("/", 1)[-1] in ("uv", "conda", "mamba"):
+            tail = SimpleCommand(cmd.env, cmd.argv[i:], (*cmd.wrappers, " ".join(cmd.argv[:i])), cmd.venv)
+            if is_build_command(tail):
+                return tail
+    return None
+
+
+_BUILDS_IN_CODE = re.compile(r"\b(?:load|load_inline|setup|build_ext|check_call|system)\s*\(|cpp_extension")
+
+
+def is_check_command(cmd: SimpleCommand) -> bool:
+    """Does this command only check an install: an import, a version, a test run?"""
+    argv = list(cmd.argv)
+    if not argv:
+        return False
+    head, rest = argv[0].rsplit("/", 1)[-1], argv[1:]
+    if head in ("pytest", "py.test"):
+        return True
+    if not _PY.match(argv[0]):
+        return False
+    if rest[:1] == ["-c"] and len(rest) > 1:
+        return "import" in rest[1] and not _BUILDS_IN_CODE.search(rest[1])
+    if rest[:1] == ["-m"] and len(rest) > 1:
+        module = rest[1]
+        if module in ("pytest", "unittest", "torch.utils.collect_env"):
+            return True
+        return module not in ("pip", "build", "venv", "setuptools", "uv") and bool(set(rest[2:]) & {"--version", "-V"})
+    return False
+
+
 def _python_runs_something(rest: list[str]) -> bool:
     if not rest or rest[0] in ("--version", "-V"):
         return False
@@ -107,8 +165,9 @@ def _python_runs_something(rest: list[str]) -> bool:
 def interpreter_of(cmd: SimpleCommand, venv: str | None) -> str | None:
     """Which interpreter or pip actually ran, as far as the command line says."""
     argv = list(cmd.argv)
-    sudo = argv[:1] == ["sudo"]
+    sudo = argv[:1] == ["sudo"] or any(w.split()[0] == "sudo" for w in cmd.wrappers if w)
     argv = [a for a in argv if a != "sudo"]
+    venv = cmd.venv or venv
     if not argv:
         return None
     head = argv[0]
@@ -134,9 +193,20 @@ _VALUE_OPTIONS = frozenset({
 def targets_of(command: str) -> frozenset[str]:
     """What a command builds or installs: package names, or "." for the project in the current folder."""
     found: set[str] = set()
-    for part in re.split(r"\s(?:&&|\|\||;|\|)\s", command):
+    for part in re.split(r"\s*(?:&&|\|\||\|&|;|\||(?<![>&])&(?!>))\s*", core_command(command)):
         found |= _targets_of_simple(part.split())
     return frozenset(found)
+
+
+_REDIRECTION = re.compile(r"(?<!\S)(?:\d|&)?>>?(?:&\d+|&-|\s*[^\s;&|<>'\"]+)|(?<!\S)\d?<\s*[^\s;&|<>'\"]+")
+_LOG_PIPE = re.compile(r"\s*\|&?\s*(?:tee|Tee-Object|Out-File)\b[^;&|]*", re.IGNORECASE)
+
+
+def core_command(command: str) -> str:
+    """The command without what only saves or shows its output (`2>&1`, `> log`, `| tee -a log`)
+    or its quotes (`bash -c '...'`), so two attempts compare by what they ran."""
+    text = _LOG_PIPE.sub(" ", _REDIRECTION.sub(" ", command))
+    return re.sub(r"\s+", " ", text.replace("'", " ").replace('"', " ")).strip()
 
 
 def _targets_of_simple(words: list[str]) -> set[str]:
@@ -189,10 +259,16 @@ class Segmenter:
         self.venv: str | None = None
         self.spans: list[Span] = [Span(1, 1, 0, "", {}, None, None, explicit=False)]
         self.ci_header = False
+        self.setup_from: int | None = None  # where the set-up of the next attempt began (`export ...`)
+        self.prompted = False  # a command was typed at a user@host prompt: the person's commands all show one
 
     def feed(self, event: Event) -> None:
         if event.kind is EventKind.COMMAND:
-            if not (self.ci_header and event.fields.get("prompt") == "none"):
+            unprompted = event.fields.get("prompt") == "none"
+            if unprompted and self.prompted:
+                return  # in a session typed at a prompt, a command line without one is output (`cat build.sh`)
+            self.prompted = self.prompted or event.fields.get("prompt") in ("user_prompt", "ps_prompt", "cmd_prompt")
+            if not (self.ci_header and unprompted):
                 self._command(event)  # a CI step echoes its script under its header: not a new command
             return
         if self.ci_header and self._ci_header_line(event):
@@ -203,6 +279,7 @@ class Segmenter:
         span = self.spans[-1]
         stage = stage_of(event, self.knowledge)
         span.active = span.active or bool(stage) or event.kind in _ACTIVITY
+        span.raised = span.raised or event.kind in (EventKind.TRACEBACK, EventKind.EXCEPTION)
         if stage == "resolve" and span.chained and (span.closed or "install" in span.stages):
             span.closed = False  # `pip install a && pip install b`: still the same command,
             span.stages.clear()  # and how far it got is measured on the part that follows
@@ -230,23 +307,28 @@ class Segmenter:
         builds: list[SimpleCommand] = []
         for cmd in event.commands:
             self._track_env(cmd)
-            if is_build_command(cmd):
-                builds.append(cmd)
+            part = build_part(cmd) or (cmd if is_check_command(cmd) else None)
+            if part is not None:
+                builds.append(part)
         if not builds:
+            if any(_sets_environment(c) for c in event.commands) and self.setup_from is None:
+                self.setup_from = event.line  # `export CUDA_HOME=...` before the next try belongs to it
             return
         build = builds[-1]  # in `pip install helpers && pip install thing`, the last one is the point
         env = {**self.env, **build.env}
         text = _command_text(event)
         span = self._open(event.line, text, explicit=True)
-        span.env, span.venv, span.chained = env, self.venv, len(builds) > 1
+        span.env, span.venv, span.chained = env, build.venv or self.venv, len(builds) > 1
         span.interpreter = interpreter_of(build, self.venv)
+        span.check = all(is_check_command(b) for b in builds)
 
     def _open(self, line: int, command: str, explicit: bool) -> Span:
         current = self.spans[-1]
         if current.number == 1 and not current.explicit and not current.active:
             self.spans.pop()  # nothing happened before the first command
         else:
-            current.end = line - 1
+            current.end = (self.setup_from if self.setup_from and self.setup_from > current.start else line) - 1
+        self.setup_from = None
         number = len(self.spans) + 1
         span = Span(number, line, 0, command, dict(self.env), None, self.venv, explicit)
         self.spans.append(span)
@@ -269,6 +351,16 @@ class Segmenter:
     def finish(self, last_line: int) -> list[Span]:
         self.spans[-1].end = last_line
         return self.spans
+
+
+def _sets_environment(cmd: SimpleCommand) -> bool:
+    argv = cmd.argv
+    return (
+        argv[:1] in (("export",), ("unset",), ("deactivate",))
+        or (not argv and bool(cmd.env))
+        or (len(argv) >= 2 and argv[0] in ("source", ".") and argv[1].endswith("/activate"))
+        or argv[:2] in (("conda", "activate"), ("mamba", "activate"), ("conda", "deactivate"))
+    )
 
 
 def _pip_final(event: Event) -> bool:
@@ -300,6 +392,8 @@ _BUILT = frozenset({"build-deps", "metadata", "setup", "configure", "compile", "
 
 def _is_attempt(step: Span, outcome: str, build_targets: frozenset[str]) -> bool:
     """A step counts as an attempt if it failed, built something, or installs what others build."""
+    if step.check:
+        return outcome == "failure"
     if outcome == "failure" or _BUILT & set(step.stages):
         return True
     targets = targets_of(step.command)
@@ -318,17 +412,39 @@ def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[lis
         t for s in steps if outcomes.get(s.number) == "failure" or _BUILT & set(s.stages) for t in targets_of(s.command)
     )
     keep = [_is_attempt(s, outcomes.get(s.number, "unknown"), build_targets) for s in steps]
-    if not any(keep):
-        return list(steps), {s.number: s.number for s in steps}
+    if not any(keep):  # nothing to fold into: every step is its own attempt, checks aside
+        keep = [True] * len(steps)
     attempts: list[Span] = []
     mapping: dict[int, int] = {}
     pending: list[Span] = []
     for step, is_attempt in zip(steps, keep, strict=True):
+        if step.check and not attempts and pending:  # installs that all went through, then a check of them
+            step_before = pending.pop()
+            attempts.append(
+                replace(step_before, number=1, stages=dict(step_before.stages), checks=[],
+                        prepared=[p.command for p in pending if p.command])
+            )  # fmt: skip
+            for p in [*pending, step_before]:
+                mapping[p.number] = 1
+            pending = []
+        if step.check and attempts:  # a check of what the attempt before it built: part of that attempt
+            last = attempts[-1]
+            failed = outcomes.get(step.number) == "failure" or step.raised
+            last.checks.append(CheckRun(step.start, step.end, step.command, "failed" if failed else "passed"))
+            last.end = step.end
+            for p in [*pending, step]:
+                mapping[p.number] = last.number
+            pending = []
+            continue
         if not is_attempt:
             pending.append(step)
             continue
         merged = replace(
-            step, number=len(attempts) + 1, stages=dict(step.stages), prepared=[p.command for p in pending if p.command]
+            step,
+            number=len(attempts) + 1,
+            stages=dict(step.stages),
+            prepared=[p.command for p in pending if p.command],
+            checks=[],
         )
         for p in pending:
             mapping[p.number] = merged.number
@@ -339,7 +455,7 @@ def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[lis
         pending = []
     for p in pending:  # steps after the last attempt: their own attempt if they ended somehow
         if outcomes.get(p.number, "unknown") != "unknown":
-            attempts.append(replace(p, number=len(attempts) + 1, stages=dict(p.stages)))
+            attempts.append(replace(p, number=len(attempts) + 1, stages=dict(p.stages), checks=[]))
         else:
             attempts[-1].end = p.end
         mapping[p.number] = attempts[-1].number

@@ -99,3 +99,46 @@ def test_chained_command_keeps_each_part():
 )
 def test_lines_that_merely_start_like_commands_are_not_commands(line):
     assert parse_line(1, line).kind != "command"
+
+
+@pytest.mark.parametrize(
+    "line, argv, env, wrappers",
+    [
+        ("$ pip install x 2>&1 | tee -a b.log", ("pip", "install", "x"), {}, ()),
+        ("$ pip install x > b.log 2>>err.log", ("pip", "install", "x"), {}, ()),
+        ("$ pip install x &>b.log", ("pip", "install", "x"), {}, ()),
+        ("$ time pip install x", ("pip", "install", "x"), {}, ("time",)),
+        ("$ sudo -E -u me pip install x", ("pip", "install", "x"), {}, ("sudo -E -u me",)),
+        ("$ env -u X MAX_JOBS=2 python -m pip install x", ("python", "-m", "pip", "install", "x"), {"MAX_JOBS": "2"}, ("env -u X MAX_JOBS=2",)),  # fmt: skip
+        ("$ nohup nice -n 5 pip install x &", ("pip", "install", "x"), {}, ("nohup", "nice -n 5")),
+        ("$ conda run -n ml pip install x", ("pip", "install", "x"), {}, ("conda run -n ml",)),
+        ("$ bash -lc 'cd src && MAX_JOBS=1 pip install x'", ("pip", "install", "x"), {"MAX_JOBS": "1"}, ("bash -lc",)),
+    ],
+)
+def test_redirections_and_wrappers_leave_the_command_that_does_the_work(line, argv, env, wrappers):
+    event = parse_line(1, line)
+    assert event.kind == "command"
+    first = event.commands[0]
+    assert (first.argv, dict(first.env), first.wrappers) == (argv, env, wrappers)
+
+
+@pytest.mark.parametrize(
+    "line, prompt",
+    [
+        (r"PS C:\src> pip install x 2>&1 | Tee-Object -FilePath b.log", "ps_prompt"),
+        (r"C:\src>pip install x", "cmd_prompt"),
+        ("!pip install x", "notebook"),
+        ("%pip install x", "notebook"),
+        ("$ pip install x <<<$(weird) {syntax}", "raw"),
+    ],
+)
+def test_other_prompts_and_unknown_syntax_still_give_the_command(line, prompt):
+    event = parse_line(1, line)
+    assert event.kind == "command" and event.fields["prompt"] == prompt
+    assert event.commands[0].argv[:2] == ("pip", "install")
+
+
+def test_a_continued_line_is_read_with_its_continuation():
+    after = events.After.of((">   --no-build-isolation \\", ">   -v",))
+    event = events.parse_line(K, 1, "$ pip install flash-attn \\", after)
+    assert event.commands[0].argv == ("pip", "install", "flash-attn", "--no-build-isolation", "-v")

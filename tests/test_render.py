@@ -10,26 +10,24 @@ from rich.console import Console
 from buildlog.render.jsonout import json_schema, render_json
 from buildlog.render.markdown import render_markdown
 from buildlog.render.terminal import render_terminal
-from buildlog.report.schema import Report
+from buildlog.report.schema import Report, Similar
 from tests.sample_report import sample_report
 
 TERMINAL = """\
 ✓ The build succeeded after 2 attempts; 1 problem(s) resolved on the way.
 build.log · 120 lines
 
+The first attempt (`pip install flash-attn --no-build-isolation`) failed: the compiler ran out of
+memory. Attempt 2 set MAX_JOBS=20 and got past that; the build succeeded.
+
 Timeline
 #1  line 10  pip install flash-attn --no-build-isolation              failed: compiler_oom
 #2  line 61  MAX_JOBS=20 pip install flash-attn --no-build-isolation  succeeded
 
-I1  compiler_oom in attempt 1: resolved in attempt 2 by MAX_JOBS=20 (unset before)
-
-Cause 1: compiler_oom  (93%)  resolved in attempt 2
-The compiler ran out of memory during a parallel build
-Evidence
-  40 │ nvcc error   : 'cicc' died due to signal 9 (Kill signal)
-Fix
-  Limit the parallel jobs:
-  $ MAX_JOBS=20 pip install flash-attn --no-build-isolation
+Solved on the way
+✓ compiler_oom  The compiler ran out of memory during a parallel build
+  line 40: nvcc error   : 'cicc' died due to signal 9 (Kill signal)
+  fixed in attempt 2: MAX_JOBS=20 (unset before)
 
 Risks
 ! TORCH_CUDA_ARCH_LIST does not cover the GPU
@@ -48,6 +46,9 @@ MARKDOWN = """\
 
 `build.log` · 120 lines
 
+The first attempt (`pip install flash-attn --no-build-isolation`) failed: the compiler ran out of memory. \
+Attempt 2 set MAX_JOBS=20 and got past that; the build succeeded.
+
 ### Timeline
 
 | # | line | command | outcome |
@@ -55,22 +56,10 @@ MARKDOWN = """\
 | 1 | 10 | `pip install flash-attn --no-build-isolation` | failed: compiler_oom |
 | 2 | 61 | `MAX_JOBS=20 pip install flash-attn --no-build-isolation` | succeeded |
 
-- **I1** compiler_oom in attempt 1: resolved in attempt 2 by MAX_JOBS=20 (unset before)
+### Solved on the way
 
-### Cause 1: `compiler_oom` (93%) · resolved in attempt 2
-
-The compiler ran out of memory during a parallel build
-
-```text
-40 | nvcc error   : 'cicc' died due to signal 9 (Kill signal)
-```
-
-**Fix**
-
-Limit the parallel jobs:
-```bash
-MAX_JOBS=20 pip install flash-attn --no-build-isolation
-```
+- ✓ `compiler_oom` The compiler ran out of memory during a parallel build — \
+`line 40: nvcc error   : 'cicc' died due to signal 9 (Kill signal)` — fixed in attempt 2: MAX_JOBS=20 (unset before)
 
 ### Risks
 
@@ -90,9 +79,19 @@ MAX_JOBS=20 pip install flash-attn --no-build-isolation
 """
 
 
+NARRATIVE = [
+    "The first attempt (`pip install flash-attn --no-build-isolation`) failed: the compiler ran out of memory.",
+    "Attempt 2 set MAX_JOBS=20 and got past that; the build succeeded.",
+]
+
+
+def session_report() -> Report:
+    return sample_report().model_copy(update={"narrative": NARRATIVE})
+
+
 def test_terminal_plain():
     out = io.StringIO()
-    render_terminal(sample_report(), Console(file=out, width=100, color_system=None, highlight=False))
+    render_terminal(session_report(), Console(file=out, width=100, color_system=None, highlight=False))
     assert out.getvalue() == TERMINAL
 
 
@@ -104,7 +103,7 @@ def test_terminal_colour_codes_only_when_asked():
 
 
 def test_markdown():
-    assert render_markdown(sample_report()) == MARKDOWN
+    assert render_markdown(session_report()) == MARKDOWN
 
 
 def test_json_round_trips_and_matches_the_schema_keys():
@@ -148,3 +147,41 @@ def test_published_schema_is_current():
 
     published = (ROOT / "docs" / "report.schema.json").read_text("utf-8")
     assert published == json_schema(), "run: buildlog schema > docs/report.schema.json"
+
+
+def _similar(key: str, fix: str, origin: str = "corpus") -> Similar:
+    return Similar(key=key, cause="compiler_oom", title="t", score=0.8, fix=fix, origin=origin)
+
+
+def test_seen_before_is_one_line_per_distinct_fix_with_the_users_own_apart():
+    report = sample_report().model_copy(update={"similar": [
+        _similar("a", "set MAX_JOBS=2"), _similar("b", "set MAX_JOBS=2"), _similar("c", "set MAX_JOBS=2"),
+        _similar("d", "add swap"), _similar("mine-1", "set MAX_JOBS=2", origin="store"),
+    ]})  # fmt: skip
+    text = render_markdown(report)
+    assert text.index("### Seen before: your own past failures") < text.index("### Seen before: bundled examples")
+    assert text.count("fixed by: set MAX_JOBS=2") == 2 and text.count("fixed by: add swap") == 1
+    assert "and 2 more like it" in text
+    out = io.StringIO()
+    render_terminal(report, Console(file=out, width=200, color_system=None, highlight=False))
+    assert out.getvalue().count("fixed by: set MAX_JOBS=2") == 2
+
+
+def test_a_failing_session_keeps_full_causes():
+    report = sample_report().model_copy(update={"status": "failure", "headline": "The build failed."})
+    text = render_markdown(report)
+    assert "### Cause 1: `compiler_oom`" in text and "Solved on the way" not in text
+
+
+def test_a_solved_cause_is_proved_by_its_message_not_the_source_line_that_raised_it():
+    from buildlog.render.common import solved_summaries
+    from buildlog.report.schema import Evidence
+
+    report = sample_report()
+    cause = report.root_causes[0].model_copy(update={"evidence": [
+        Evidence(line=38, text="Emitting ninja build file /tmp/b/build.ninja..."),
+        Evidence(line=39, text="raise RuntimeError('nvcc died: %s' % sig)"),
+        Evidence(line=40, text="RuntimeError: nvcc error   : 'cicc' died due to signal 9 (Kill signal)"),
+    ]})  # fmt: skip
+    ((_, proof, fixed),) = solved_summaries(report.model_copy(update={"root_causes": [cause]}))
+    assert proof.startswith("line 40: RuntimeError: nvcc error") and fixed.startswith("attempt 2:")

@@ -125,3 +125,123 @@ def test_same_cause_in_two_attempts_is_one_incident():
 def test_the_interpreter_that_really_ran():
     r = report(f"$ source ~/venv/bin/activate && pip install flash-attn\n{PEP668}")
     assert r.attempts[0].interpreter.startswith("the system Python")
+
+
+UNDEFINED = (
+    "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+    "ImportError: /v/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: "
+    "undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+)
+
+
+def test_an_import_after_a_build_is_a_check_not_an_attempt():
+    r = report(
+        f"$ pip install flash-attn\n{ISOLATION}$ pip install --no-build-isolation flash-attn\n{SUCCESS}"
+        "$ python -c 'import torch, flash_attn; print(flash_attn.__version__)'\n2.8.3\n"
+    )
+    assert [a.outcome for a in r.attempts] == ["failure", "success"] and r.status == "success"
+    (check,) = r.attempts[1].checks
+    assert check.outcome == "passed" and "import torch, flash_attn" in check.command
+
+
+def test_version_and_test_runs_are_checks_too():
+    r = report(f"$ pip install --no-build-isolation flash-attn\n{SUCCESS}$ python -m flash_attn --version\n2.8.3\n$ pytest -q\n")
+    assert len(r.attempts) == 1 and [c.command for c in r.attempts[0].checks] == [
+        "python -m flash_attn --version",
+        "pytest -q",
+    ]
+
+
+def test_a_failed_check_after_a_successful_build_is_an_incident_of_its_own():
+    r = report(f"$ pip install --no-build-isolation flash-attn\n{SUCCESS}$ python -c 'import flash_attn'\n{UNDEFINED}")
+    assert r.attempts[0].outcome == "success" and r.attempts[0].checks[0].outcome == "failed"
+    assert r.status == "failure" and r.root_causes[0].id == "abi_mismatch"
+    (incident,) = r.incidents
+    assert incident.cause == "abi_mismatch" and incident.attempts == [1] and incident.resolved_by is None
+
+
+def test_a_check_that_builds_is_an_attempt():
+    """`python -c "...load(...)"` compiles an extension: that is a build, not a check."""
+    r = report(
+        f"$ pip install --no-build-isolation flash-attn\n{SUCCESS}"
+        "$ python -c \"from torch.utils.cpp_extension import load; load(name='x', sources=['x.cpp'])\"\n"
+        "      OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n"
+    )
+    assert r.attempts[-1].command.startswith("python -c") and r.attempts[-1].outcome == "failure"
+    assert not any(a.checks for a in r.attempts)
+
+
+ARCH = "      nvcc fatal   : Unsupported gpu architecture 'compute_120'\n"
+
+
+def test_the_first_attempt_past_the_failing_stage_resolves_even_if_it_fails_later():
+    r = report(
+        f"$ CUDA_HOME=/usr/local/cuda-13.1 pip install --no-build-isolation flash-attn\n{MISMATCH}"
+        "$ CUDA_HOME=/usr/local/cuda-12.8 pip install --no-build-isolation flash-attn\n"
+        f"  Emitting ninja build file /tmp/b/build.ninja...\n{ARCH}"
+        f"$ TORCH_CUDA_ARCH_LIST=9.0 CUDA_HOME=/usr/local/cuda-12.8 pip install --no-build-isolation flash-attn\n{SUCCESS}"
+    )
+    by_cause = {i.cause: i for i in r.incidents}
+    mismatch = by_cause["cuda_version_mismatch"].resolved_by
+    assert mismatch.attempt == 2 and mismatch.change == "pointed CUDA_HOME at /usr/local/cuda-12.8 (was /usr/local/cuda-13.1)"
+    assert by_cause["unsupported_arch"].resolved_by.attempt == 3
+
+
+def test_activating_a_venv_is_said_so():
+    r = report(f"$ pip install flash-attn --no-build-isolation\n{PEP668}$ source ~/ml-env/bin/activate\n"
+               f"$ pip install flash-attn --no-build-isolation\n{SUCCESS}")  # fmt: skip
+    assert r.incidents[0].resolved_by.change == "activated the venv ~/ml-env"
+
+
+def test_changes_that_cannot_bear_on_the_cause_are_not_listed():
+    r = report(
+        f"$ pip install flash-attn\n{ISOLATION}"
+        f"$ MAX_JOBS=2 NINJA_STATUS=x pip install --no-build-isolation -v flash-attn\n{SUCCESS}"
+    )
+    resolution = r.incidents[0].resolved_by
+    assert resolution.change == "added --no-build-isolation" and resolution.other_changes == []
+
+
+def test_a_successful_build_disproves_the_memory_risk():
+    log = (
+        "$ free -g\n               total        used        free      shared  buff/cache   available\n"
+        "Mem:               7           1           5           0           1           6\n"
+        "$ MAX_JOBS=64 pip install --no-build-isolation flash-attn\n  Emitting ninja build file /tmp/b/build.ninja...\n"
+        "[1/9] /usr/local/cuda/bin/nvcc -c a.cu -o a.o\n"
+    )
+    assert "jobs_exceed_ram" in [k.id for k in report(log + "ERROR: Failed building wheel for flash-attn\n").risks]
+    assert "jobs_exceed_ram" not in [k.id for k in report(log + SUCCESS).risks]
+
+
+def test_the_narrative_tells_the_session_attempt_by_attempt():
+    r = report(
+        f"$ pip install flash-attn\n{ISOLATION}$ pip install --no-build-isolation flash-attn\n{OOM}"
+        f"$ MAX_JOBS=2 pip install --no-build-isolation flash-attn\n{SUCCESS}$ python -c 'import flash_attn'\n"
+    )
+    first, second, third = r.narrative
+    assert first.startswith("The first attempt (`pip install flash-attn`) failed: the package imports torch")
+    assert second.startswith("Attempt 2 added --no-build-isolation and got past that, but failed: the compiler")
+    assert "set MAX_JOBS=2" in third and "succeeded" in third and "`python -c 'import flash_attn'` passed" in third
+
+
+def test_a_failing_session_ends_with_what_is_still_broken():
+    r = report(f"$ pip install flash-attn\n{ISOLATION}$ pip install --no-build-isolation flash-attn\n{OOM}")
+    assert r.narrative[-1] == "Still broken: the compiler ran out of memory during a parallel build."
+
+
+def test_one_plain_attempt_needs_no_narrative():
+    assert report(f"$ pip install flash-attn\n{ISOLATION}").narrative == []
+
+
+def test_each_incident_uses_the_facts_of_its_own_attempt():
+    """The `export` that prepares attempt 2 is not a fact of attempt 1."""
+    mismatch = MISMATCH.replace("13.1", "12.4").replace("(12.8)", "(13.0)").replace("cu128", "cu130")
+    r = report(
+        f"$ export CUDA_HOME=/usr/local/cuda-12.4\n$ pip install --no-build-isolation flash-attn\n{mismatch}"
+        f"$ export CUDA_HOME=/usr/local/cuda-13.0\n$ pip install --no-build-isolation flash-attn\n"
+        f"  Emitting ninja build file /tmp/b/build.ninja...\n{ARCH}"
+    )
+    (cause,) = [c for c in r.root_causes if c.id == "cuda_version_mismatch"]
+    assert "/usr/local/cuda-12.4" in cause.fix and "/usr/local/cuda-13.0)" not in cause.fix
+    assert not any(e.text.startswith("$ export") for e in cause.evidence)
+    assert r.attempts[0].end_line == 7 and r.attempts[1].line == 9  # line 8 is the export

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from buildlog.knowledge.records import Bearing
 from buildlog.report.schema import Facts, Incident, Outcome, Resolution
-from buildlog.segment import RANK, Span, targets_of
+from buildlog.segment import RANK, Span, core_command, targets_of
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ def _describe(
     chosen = (
         bearing[0] if bearing else (ranked[0] if ranked else ("rerun", "no visible change (the same command, rerun)"))
     )
-    others = [text for _, text in ranked if text != chosen[1]]
+    others = [text for kind, text in ranked if text != chosen[1] and kind in order]  # only what could bear on it
     return Resolution(attempt=after.number, change=chosen[1], kind=chosen[0], other_changes=others)
 
 
@@ -114,10 +114,10 @@ def _differences(
         old, new = before.env.get(key), after.env.get(key)
         if old != new:
             out.append((_env_kind(key), _env_change(key, old, new)))
-    if before.interpreter and after.interpreter and before.interpreter != after.interpreter:
-        out.append(("interpreter", f"ran {after.interpreter} instead of {before.interpreter or 'the default pip'}"))
     if before.venv != after.venv:
-        out.append(("interpreter", f"virtual environment {after.venv or 'none'} (was {before.venv or 'none'})"))
+        out.append(("interpreter", _venv_change(before.venv, after.venv)))
+    elif before.interpreter and after.interpreter and before.interpreter != after.interpreter:
+        out.append(("interpreter", _interpreter_change(before.interpreter, after.interpreter)))
     out.extend(_flag_changes(before.command, after.command))
     between = [
         s for s in spans
@@ -161,7 +161,36 @@ def _env_kind(key: str) -> str:
     return _ENV_KINDS.get(key, "env")
 
 
+def _venv_change(old: str | None, new: str | None) -> str:
+    if new is None:
+        return f"left the venv {old}"
+    if old is None:
+        return f"activated the venv {new}"
+    return f"switched to the venv {new} (was {old})"
+
+
+def _interpreter_change(old: str, new: str) -> str:
+    """`ran pip from the venv /opt/v (was the system Python 3.11.2)`, in words a person would use."""
+    return f"ran {_program_words(new)} (was {_program_words(old)})"
+
+
+def _program_words(program: str) -> str:
+    if program.startswith("the system Python"):  # pip refused it: "the system Python (3.11.2) via pip"
+        version = re.search(r"\((\d[\d.]*)\)", program)
+        return "the system Python" + (f" {version.group(1)}" if version else "")
+    m = re.match(r"^(sudo )?(\S+)/bin/(\S+?)(?: -m pip)?$", program)
+    if m:
+        name = "pip" if "pip" in m.group(3) or program.endswith("-m pip") else m.group(3)
+        return f"{m.group(1) or ''}{name} from the venv {m.group(2)}"
+    return program
+
+
+_TOOLKIT_VARS = frozenset({"CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"})
+
+
 def _env_change(key: str, old: str | None, new: str | None) -> str:
+    if key in _TOOLKIT_VARS and new is not None:
+        return f"pointed {key} at {new}" + (f" (was {old})" if old is not None else " (unset before)")
     if new is None:
         return f"unset {key} (was {old})"
     if old is None:
@@ -179,6 +208,7 @@ _NOT_FLAGS = frozenset({"-m", "-c", "-e", "-v", "-vv", "-q", "-y"})
 
 
 def _flag_changes(old: str, new: str) -> list[tuple[str, str]]:
+    old, new = core_command(old), core_command(new)
     old_words, new_words = set(old.split()) - _NOT_FLAGS, set(new.split()) - _NOT_FLAGS
     out = []
     for flag in sorted(new_words - old_words):

@@ -17,6 +17,7 @@ from buildlog.diagnose.incidents import Occurrence, build_incidents
 from buildlog.diagnose.template import fill
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.records import Hint
+from buildlog.knowledge.vocabulary import EventKind
 from buildlog.learn.classifier import Prediction, model_of
 from buildlog.learn.features import failure_lines
 from buildlog.parse.events import Event
@@ -76,26 +77,57 @@ def diagnose(
 def decide(data: Inputs) -> Diagnosis:
     """The verdict on attempts whose findings are known."""
     k = data.knowledge
-    outcomes = {s.number: outcome_of([f for f in data.findings if f.attempt == s.number]) for s in data.spans}
-    causal = _reattribute([f for f in data.findings if f.rule.role == "cause" and outcomes[f.attempt] != "success"])
+    outcomes = {
+        s.number: outcome_of([f for f in data.findings if f.attempt == s.number and not _in_check(s, f.line)])
+        for s in data.spans
+    }  # how the build ended; its checks are judged apart
+    by_number = {s.number: s for s in data.spans}
+    causal = _reattribute([
+        f for f in data.findings
+        if f.rule.role == "cause" and (outcomes[f.attempt] != "success" or _in_check(by_number[f.attempt], f.line, "failed"))
+    ])  # fmt: skip
     data = replace(data, spans=_actual_interpreters(data, causal))
     spans = {s.number: s for s in data.spans}
     occurrences = [Occurrence(f.rule.cause, f.attempt, f.line, spans[f.attempt].stage_at(f.line)) for f in causal]
     incidents = build_incidents(occurrences, data.spans, outcomes, k.bearings, data.facts_for)
     status = _status(data, outcomes)
-    roots = _root_causes(causal, incidents, data, outcomes)
-    unexplained = _last_failed_unexplained(data.spans, outcomes, causal)
+    ended = {n: "failure" if _check_failed(by_number[n]) else o for n, o in outcomes.items()}
+    roots = _root_causes(causal, incidents, data, ended)
+    unexplained = _last_failed_unexplained(data.spans, ended, causal)
     if status == "failure" and unexplained is not None:
-        roots.append(_from_model(data, unexplained) or _unknown(data, unexplained))
+        last_word = _from_model(data, unexplained) or _unknown(data, unexplained)
+        resolved_all = all(_resolved(r.id, incidents) for r in roots)
+        roots.insert(0, last_word) if resolved_all else roots.append(last_word)  # what is still broken leads
     last = data.spans[-1]
     in_last = {f.rule.cause for f in causal if f.attempt == last.number}
     return Diagnosis(
         status=status, attempts=data.spans, outcomes=outcomes, findings=data.findings, incidents=incidents,
         root_causes=roots,
-        risks=run_checks(data.facts_for(last.number), last, in_last, k) if status != "empty" else [],
+        risks=_risks(data, last, in_last, outcomes) if status != "empty" else [],
         relevant=_relevant(data) if status == "unknown" or any(r.id == "unknown" for r in roots) else [],
         missing=_missing(data, status, roots), facts=data.facts_for(last.number),
     )  # fmt: skip
+
+
+# Risks a successful build has disproved: it compiled, with these jobs, this compiler and these archs.
+_BUILD_RISKS = frozenset({"jobs_exceed_ram", "host_compiler_unsupported", "arch_unsupported_by_nvcc"})
+
+
+def _risks(data: Inputs, last: Span, in_last: set[str], outcomes: dict[int, Outcome]) -> list[Risk]:
+    """Risks judged on the facts of the last attempt alone."""
+    risks = run_checks(data.facts_for(last.number), last, in_last, data.knowledge)
+    if outcomes[last.number] == "success":
+        risks = [r for r in risks if r.id not in _BUILD_RISKS]
+    return risks
+
+
+def _check_failed(span: Span) -> bool:
+    return bool(span.checks) and span.checks[-1].outcome == "failed"
+
+
+def _in_check(span: Span, line: int, outcome: str | None = None) -> bool:
+    """Is this line in the output of one of the checks run after the attempt (with that outcome)?"""
+    return any(c.start <= line <= c.end and outcome in (None, c.outcome) for c in span.checks)
 
 
 def _reattribute(causal: list[Finding]) -> list[Finding]:
@@ -134,6 +166,9 @@ def _status(data: Inputs, outcomes: dict[int, Outcome]) -> Status:
     if data.lines == 0 or not any(text.strip() for _, text in data.tail):
         return "empty"
     known = [outcomes[s.number] for s in data.spans if outcomes[s.number] != "unknown"]
+    last = data.spans[-1] if data.spans else None
+    if last is not None and _check_failed(last) and outcomes[last.number] != "failure":
+        return "failure"  # it built, but what it built does not work
     return known[-1] if known else "unknown"
 
 
@@ -145,7 +180,9 @@ def _root_causes(
     roots = []
     for incident in incidents:
         mine = [f for f in causal if f.rule.cause == incident.cause]
-        best = max(mine, key=lambda f: (f.rule.priority, -f.line))
+        latest = max(f.attempt for f in mine)
+        own = sorted((f for f in mine if f.attempt == latest), key=lambda f: (-f.rule.priority, f.line))
+        best = max(own, key=lambda f: (f.rule.priority, -f.line))
         span = next(s for s in data.spans if s.number == best.attempt)
         values = template_values(best.hit.groups, data.facts_for(best.attempt), span, data.knowledge)
         roots.append(
@@ -153,7 +190,9 @@ def _root_causes(
                 id=incident.cause,
                 title=titles[incident.cause],
                 confidence=max(f.rule.confidence for f in mine),
-                evidence=_evidence(mine),
+                evidence=_evidence(own + sorted(
+                    (f for f in mine if f.attempt != latest), key=lambda f: (-f.rule.priority, f.line)
+                )),  # fmt: skip
                 fix=fill(best.rule.fix, values),
                 rule=best.rule.id,
                 attempts=incident.attempts,
@@ -190,11 +229,14 @@ def _priority(root: RootCause, causal: Sequence[Finding]) -> int:
 
 
 def _evidence(findings: Sequence[Finding]) -> list[Evidence]:
+    """The lines that prove a cause: those of the findings given first (their own attempt's first)."""
     seen: dict[int, str] = {}
-    for f in sorted(findings, key=lambda f: (-f.rule.priority, f.line)):
+    for f in findings:
         for line, text in zip(f.hit.lines, f.hit.texts, strict=True):
             seen.setdefault(line, text)
         for event in f.support:
+            if event.kind is EventKind.COMMAND:
+                continue  # the user's own `export ...` proves nothing
             seen.setdefault(event.line, event.text)
         if len(seen) >= MAX_EVIDENCE:
             break

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from buildlog.ingest.clean import clean_line
@@ -26,6 +26,8 @@ class SimpleCommand:
 
     env: Mapping[str, str]
     argv: tuple[str, ...]
+    wrappers: tuple[str, ...] = ()  # what ran it: `sudo -E`, `time`, `env`, `conda run -n ml`, `bash -c`
+    venv: str | None = None  # the environment a wrapper named (`conda run -n ml`)
 
 
 class After:
@@ -77,10 +79,11 @@ class Event:
 
 _PROMPT = re.compile(
     r"^(?:\(\S+\)\s+)?[\w.\-]+@[\w.\-]+:\S*[$#]\s"
-    r"|^[$%]\s|^#\s+(?=\S)|^\++\s|^##\[group\]Run\s|^#\d+ \[[^\]]*\] RUN\s|^Step \d+/\d+ : RUN\s|^RUN\s|^PS [A-Za-z]:\\"
+    r"|^(?:\(\S+\)\s+)?[$%]\s|^#\s+(?=\S)|^\++\s|^##\[group\]Run\s|^#\d+ \[[^\]]*\] RUN\s|^Step \d+/\d+ : RUN\s|^RUN\s"
+    r"|^(?:\(\S+\)\s+)?PS [A-Za-z]:\\|^(?:\(\S+\)\s+)?[A-Za-z]:\\[^>\s]*>(?=\S)|^[!%](?=pip|python|uv |conda|mamba)"
 )
 _BARE_COMMAND = re.compile(
-    r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:sudo\s+(?:-\S+\s+)*)?"
+    r"^(?:(?:[A-Z_][A-Z0-9_]*=\S*|time|nohup|env|sudo(?:\s+-\S+)*|nice(?:\s+-n\s*-?\d+)?)\s+)*"
     r"(?:(?:\S*/)?pip3?(?:\.\d+)?\s+(?:install|wheel|download|uninstall|list|show|freeze|config|cache|-V|--version)\b"
     r"|(?:\S*/)?python3?(?:\.\d+)?(?:\s+-\w+)*\s+(?:-m\s+\w|-c\s|\S+\.py\b|-V\b|--version\b)"
     r"|uv\s+(?:pip|sync|add|venv|run|build|python)\b"
@@ -92,7 +95,7 @@ _BARE_COMMAND = re.compile(
 )
 _KNOWN_PROGRAM = re.compile(
     r"^(?:\S*/)?(?:pip3?(?:\.\d+)?|python3?(?:\.\d+)?|uv|conda|mamba|micromamba|export|source|nvcc|cmake|make|ninja|"
-    r"bash|sh|sudo|apt|apt-get|nvidia-smi|nproc|free|gcc|g\+\+|which|git|cd|ls|cat|echo|env|uname|df)$"
+    r"bash|sh|sudo|apt|apt-get|nvidia-smi|nproc|free|gcc|g\+\+|which|git|cd|ls|cat|echo|env|uname|df|time|nohup|nice)$"
 )
 _EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Warning|Failure)\b")
 _PIP_START = re.compile(
@@ -137,24 +140,70 @@ def parse_line(
 
     text = cleaned.lstrip()
     indent = len(cleaned) - len(text)
-    for name in grammars_for(text, indent):
+    grammars = grammars_for(text, indent)
+    if "command" in grammars and text.endswith("\\"):
+        text = _join_continuations(text, after)
+    for name in grammars:
         try:
             tree = knowledge.parser(name).parse(text)
         except LarkError:
             continue
-        event = _event_from_tree(name, tree, number, text, indent, after, anchors)
+        event = _event_from_tree(knowledge, name, tree, number, text, indent, after, anchors)
         if event is not None:
             return event
+    if "command" in grammars and _PROMPT.match(text) and _BUILD_WORDS.search(text):
+        return _raw_command_event(knowledge, number, text, indent, after, anchors)
     return Event(EventKind.TEXT, number, text, indent, {}, after, (), anchors)
 
 
+def _join_continuations(text: str, after: After) -> str:
+    """`pip install x \\` and the lines it continues on (a shell shows them after its `> ` prompt)."""
+    parts = [text[:-1].rstrip()]
+    for line in after.lines():
+        more = re.sub(r"^\s*(?:>\s)?\s*", "", line)
+        parts.append(more[:-1].rstrip() if more.endswith("\\") else more)
+        if not more.endswith("\\"):
+            break
+    return " ".join(p for p in parts if p)
+
+
+# A command line the grammar cannot read still names an attempt when it runs one of these.
+_BUILD_WORDS = re.compile(
+    r"\b(?:pip3?|uv|conda|mamba)\s+(?:install|wheel|sync|add|build)\b|\bsetup\.py\b|\bpython3?\s+-m\s+(?:pip|build)\b"
+)
+_PROMPT_PREFIX = re.compile(
+    r"^(?:\(\S+\)\s+)?(?:[\w.\-]+@[\w.\-]+:\S*[$#]|[$%#]|\++|##\[group\]Run|#\d+ \[[^\]]*\] RUN|Step \d+/\d+ : RUN|RUN"
+    r"|PS [A-Za-z]:\\[^>]*>|[A-Za-z]:\\[^>\s]*>|[!%])\s*"
+)
+
+
+def _raw_command_event(
+    knowledge: Knowledge, number: int, text: str, indent: int, after: After, anchors: frozenset[str]
+) -> Event:
+    """Shell syntax the grammar does not know: the words as they stand, split at the operators."""
+    prompt = _PROMPT_PREFIX.match(text)
+    command = text[prompt.end() :] if prompt else text
+    commands = []
+    for part in re.split(r"\s*(?:&&|\|\||\|&|;|\||(?<![>&])&(?!>))\s*", command):
+        words = [_unquote(w) for w in part.split() if not _REDIRECT_WORD.match(w)]
+        if words:
+            commands.append(_unwrap({}, words, knowledge))
+    fields = {"prompt": "raw", "command": command}
+    return Event(EventKind.COMMAND, number, text, indent, fields, after, tuple(commands), anchors)
+
+
+_REDIRECT_WORD = re.compile(r"^(?:\d|&)?>>?|^\d?<")
+
+
 def _event_from_tree(
-    name: str, tree: Tree, number: int, text: str, indent: int, after: After, anchors: frozenset[str]
+    knowledge: Knowledge,
+    name: str,
+    tree: Tree, number: int, text: str, indent: int, after: After, anchors: frozenset[str]
 ) -> Event | None:
     from lark import Tree
 
     if name == "command":
-        return _command_event(tree, number, text, indent, after, anchors)
+        return _command_event(knowledge, tree, number, text, indent, after, anchors)
     node = tree.children[0] if tree.children and isinstance(tree.children[0], Tree) else tree
     return Event(GRAMMAR_RULES[(name, str(node.data))], number, text, indent, _token_fields(node), after, (), anchors)
 
@@ -175,7 +224,7 @@ def _token_fields(node: Tree) -> dict[str, str]:
 
 
 def _command_event(
-    tree: Tree, number: int, text: str, indent: int, after: After, anchors: frozenset[str]
+    knowledge: Knowledge, tree: Tree, number: int, text: str, indent: int, after: After, anchors: frozenset[str]
 ) -> Event | None:
     from lark import Token, Tree
 
@@ -185,7 +234,7 @@ def _command_event(
         if not isinstance(child, Tree):
             continue
         if child.data == "command_list":
-            commands = [_simple(c) for c in child.children if isinstance(c, Tree)]
+            commands = [_simple(c, knowledge) for c in child.children if isinstance(c, Tree)]
             first = next(child.scan_values(lambda v: isinstance(v, Token)), None)
             fields["command"] = text[first.start_pos :] if first is not None and first.start_pos is not None else text
         else:
@@ -199,24 +248,87 @@ def _command_event(
     return Event(EventKind.COMMAND, number, text, indent, fields, after, tuple(commands), anchors)
 
 
-def _simple(node: Tree) -> SimpleCommand:
+def _simple(node: Tree, knowledge: Knowledge) -> SimpleCommand:
     from lark import Token
 
     env: dict[str, str] = {}
     argv: list[str] = []
     for token in node.children:
         value = str(token)
+        if isinstance(token, Token) and token.type == "REDIRECT":
+            continue  # `2>&1`, `> build.log`: where the output went, not what ran
         if isinstance(token, Token) and token.type == "ASSIGN" and not argv:
             key, _, raw = value.partition("=")
             env[key] = _unquote(raw)
         else:
             argv.append(_unquote(value))
+    return _unwrap(env, argv, knowledge)
+
+
+_SUDO_VALUE = frozenset({"-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-D", "-R", "-T"})
+_CONDA_VALUE = frozenset({"-n", "--name", "-p", "--prefix", "--cwd"})
+
+
+def _unwrap(env: dict[str, str], argv: list[str], knowledge: Knowledge | None = None) -> SimpleCommand:
+    """Take off what only runs the command (`time`, `sudo -E`, `env A=1`, `nohup`, `conda run -n x`,
+    `bash -c '...'`) so that argv starts at the program that does the work."""
+    wrappers: list[str] = []
+    venv = None
+    while argv:
+        head = argv[0].rsplit("/", 1)[-1]
+        i = 1
+        if head in ("time", "nohup", "command", "exec", "builtin", "stdbuf", "nice", "timeout", "sudo", "env"):
+            while i < len(argv) and argv[i].startswith("-"):
+                takes_value = (head == "sudo" and argv[i] in _SUDO_VALUE) or (head, argv[i]) in (
+                    ("env", "-u"), ("nice", "-n"), ("timeout", "-s"), ("timeout", "-k"))  # fmt: skip
+                i += 2 if takes_value else 1
+            if head == "timeout" and i < len(argv):
+                i += 1  # the duration
+            while head in ("env", "sudo") and i < len(argv) and re.match(r"[A-Za-z_]\w*=", argv[i]):
+                key, _, raw = argv[i].partition("=")
+                env[key] = _unquote(raw)
+                i += 1
+        elif head in ("conda", "mamba", "micromamba") and argv[1:2] == ["run"]:
+            i = 2
+            while i < len(argv) and argv[i].startswith("-"):
+                if argv[i] in _CONDA_VALUE and i + 1 < len(argv):
+                    venv = argv[i + 1]
+                    i += 1
+                i += 1
+        elif head in ("bash", "sh", "zsh") and len(argv) >= 3 and re.fullmatch(r"-\w*c\w*", argv[1]):
+            inner = _parse_inner(argv[2], knowledge)
+            if inner is not None:
+                return replace(inner, env={**env, **inner.env}, wrappers=(*wrappers, head + " " + argv[1]))
+            break
+        else:
+            break
+        if i >= len(argv):
+            break
+        wrappers.append(" ".join(argv[:i]))
+        argv = argv[i:]
     if argv and argv[0] == "export":  # `export A=1 B=2` sets variables like inline assignments do
         for word in argv[1:]:
             key, eq, raw = word.partition("=")
             if eq:
                 env[key] = _unquote(raw)
-    return SimpleCommand(env, tuple(argv))
+    return SimpleCommand(env, tuple(argv), tuple(wrappers), venv)
+
+
+def _parse_inner(script: str, knowledge: Knowledge | None) -> SimpleCommand | None:
+    """The command inside `bash -c '...'`: the last simple command of it that does something."""
+    if knowledge is None:
+        return None
+    from lark.exceptions import LarkError
+
+    try:
+        tree = knowledge.parser("command").parse(script)
+    except LarkError:
+        return None
+    event = _command_event(knowledge, tree, 0, script, 0, _NOTHING_AFTER, frozenset())
+    if event is None or not event.commands:
+        return None
+    doing = [c for c in event.commands if c.argv and c.argv[0] not in ("cd", "echo", "export", "source", ".")]
+    return doing[-1] if doing else event.commands[-1]
 
 
 def _unquote(value: str) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from buildlog.report.schema import Attempt, Facts, Incident, Report, Similar
+import re
+
+from buildlog.report.schema import Attempt, Check, Facts, Incident, Report, RootCause, Similar
 
 OUTCOME_WORDS = {"success": "succeeded", "failure": "failed", "unknown": "ended unclear"}
 STATUS_MARKS = {"failure": "✗", "success": "✓", "unknown": "?", "empty": "·"}
@@ -12,7 +14,17 @@ def attempt_summary(attempt: Attempt, report: Report) -> str:
     """`failed: cuda_version_mismatch` / `succeeded`."""
     causes = [i.cause for i in report.incidents if i.id in attempt.incidents]
     words = OUTCOME_WORDS[attempt.outcome]
+    if attempt.outcome == "success" and attempt.checks and attempt.checks[-1].outcome == "failed":
+        return f"built, but its check failed: {', '.join(causes)}" if causes else "built, but its check failed"
     return f"{words}: {', '.join(causes)}" if causes else words
+
+
+CHECK_WORDS = {"passed": "passed", "failed": "failed"}
+
+
+def check_summary(check: Check) -> str:
+    """`check passed` / `check failed`: a check is not an attempt, it tells whether what was built works."""
+    return f"check {CHECK_WORDS[check.outcome]}"
 
 
 def incident_summary(incident: Incident) -> str:
@@ -105,3 +117,53 @@ def similar_note(similar: Similar) -> str:
     else:
         parts.append(f"corpus case {similar.key}")
     return " · ".join(parts)
+
+
+_TELLING = re.compile(r"\b\w*(?:Error|Exception)\b:|\bfatal\b|\berror:|Killed|mismatch|not supported|unsupported", re.I)
+
+
+_SOURCE_CODE = re.compile(r"%[sdr]|\braise\b|\{\w*\}|\(\'")  # a traceback's source line, not the message
+
+
+def solved_summaries(report: Report) -> list[tuple[RootCause, str, str]]:
+    """Once a session ends in success, each solved cause in one line: (cause, proof line, what fixed it)."""
+    if report.status != "success":
+        return []
+    out = []
+    for cause in report.root_causes:
+        incident = next((i for i in report.incidents if i.cause == cause.id and i.resolved_by), None)
+        if incident is None or incident.resolved_by is None:
+            continue
+        told = [e for e in cause.evidence if _TELLING.search(e.text)]
+        plain = [e for e in told if not _SOURCE_CODE.search(e.text)]
+        proof = (plain or told or list(cause.evidence) or [None])[0]
+        out.append((
+            cause, f"line {proof.line}: {proof.text.strip()}" if proof else "",
+            f"attempt {incident.resolved_by.attempt}: {incident.resolved_by.change}",
+        ))  # fmt: skip
+    return out
+
+
+def full_causes(report: Report) -> list[RootCause]:
+    """The causes shown with their whole evidence and fix: all but those summarised as solved."""
+    solved = {c.id for c, _, _ in solved_summaries(report)}
+    return [c for c in report.root_causes if c.id not in solved]
+
+
+def seen_before_groups(report: Report) -> list[tuple[str, list[Similar]]]:
+    """Past failures, one group per distinct fix: the user's or team's own store first, then the
+    bundled examples. Returns (heading, items) where each item stands for every case with its fix."""
+    groups: list[tuple[str, list[Similar]]] = []
+    for origin, heading in (("store", "Seen before: your own past failures"), ("corpus", "Seen before: bundled examples")):
+        by_fix: dict[str, list[Similar]] = {}
+        for s in report.similar:
+            if s.origin == origin:
+                by_fix.setdefault(s.fix or s.key, []).append(s)
+        if by_fix:
+            groups.append((heading, [items[0] for items in by_fix.values()]))
+    return groups
+
+
+def seen_before_count(report: Report, similar: Similar) -> int:
+    """How many past failures of this origin share this one's fix."""
+    return sum(1 for s in report.similar if s.origin == similar.origin and (s.fix or s.key) == (similar.fix or similar.key))

@@ -5,12 +5,17 @@ from __future__ import annotations
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
+    check_summary,
     fact_pairs,
     fix_parts,
+    full_causes,
     incident_summary,
     repeats_note,
     resolved_note,
+    seen_before_count,
+    seen_before_groups,
     similar_note,
+    solved_summaries,
 )  # fmt: skip
 from buildlog.report.schema import Report, RootCause
 
@@ -21,8 +26,15 @@ def render_markdown(report: Report) -> str:
     for note in (report.missing, repeats_note(report)):
         if note:
             out += ["", f"> {note}"]
+    if report.narrative:
+        out += ["", " ".join(report.narrative)]
     out += _timeline(report)
-    for n, cause in enumerate(report.root_causes, start=1):
+    solved = solved_summaries(report)
+    if solved:
+        out += ["", "### Solved on the way", ""]
+        for cause, proof, fixed in solved:
+            out.append(f"- ✓ `{cause.id}` {cause.title}" + (f" — `{_cell(proof)}`" if proof else "") + f" — fixed in {fixed}")
+    for n, cause in enumerate(full_causes(report), start=1):
         out += _cause(n, cause, resolved_note(cause.id, report))
     if report.relevant and not any(c.id == "unknown" for c in report.root_causes):
         out += ["", "### Lines worth reading", "", "```text", *_numbered(report.relevant), "```"]
@@ -33,14 +45,18 @@ def render_markdown(report: Report) -> str:
 
 
 def _timeline(report: Report) -> list[str]:
-    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents):
+    checks = any(a.checks for a in report.attempts)
+    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents) and not checks:
         return []
     out = ["", "### Timeline", "", "| # | line | command | outcome |", "|---|---|---|---|"]
     for a in report.attempts:
         out.append(f"| {a.number} | {a.line} | `{_cell(a.command)}` | {attempt_summary(a, report)} |")
-    if report.incidents:
+        out += [f"| └ | {c.line} | `{_cell(c.command)}` | {check_summary(c)} |" for c in a.checks]
+    solved = {c.id for c, _, _ in solved_summaries(report)}
+    listed = [i for i in report.incidents if i.cause not in solved]  # solved ones have their own section
+    if listed:
         out.append("")
-        out += [f"- **{i.id}** {incident_summary(i)}" for i in report.incidents]
+        out += [f"- **{i.id}** {incident_summary(i)}" for i in listed]
     return out
 
 
@@ -86,13 +102,13 @@ def _risks(report: Report) -> list[str]:
 
 
 def _similar(report: Report) -> list[str]:
-    if not report.similar:
-        return []
-    out = ["", "### Seen before", ""]
-    for s in report.similar:
-        out.append(f"- `{s.cause}` {s.title} ({similar_note(s)})")
-        if s.fix:
-            out.append(f"  fixed by: {s.fix}")
+    out: list[str] = []
+    for heading, items in seen_before_groups(report):
+        out += ["", f"### {heading}", ""]
+        for s in items:
+            more = seen_before_count(report, s) - 1
+            note = similar_note(s) + (f", and {more} more like it" if more else "")
+            out.append(f"- `{s.cause}` ({note})" + (f" — fixed by: {s.fix}" if s.fix else ""))
     return out
 
 

@@ -15,12 +15,17 @@ from rich.text import Text
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
+    check_summary,
     fact_pairs,
     fix_parts,
+    full_causes,
     incident_summary,
     repeats_note,
     resolved_note,
+    seen_before_count,
+    seen_before_groups,
     similar_note,
+    solved_summaries,
 )  # fmt: skip
 from buildlog.report.schema import Evidence, Report, RootCause
 
@@ -35,7 +40,9 @@ def render_terminal(report: Report, console: Console) -> None:
     with console.capture() as captured:
         console.print(_header(report))
         for block in (
+            _narrative(report),
             _timeline(report),
+            _solved(report),
             _causes(report),
             _relevant(report),
             _risks(report),
@@ -64,7 +71,7 @@ def _section(title: str) -> Text:
 
 
 def _timeline(report: Report) -> RenderableType | None:
-    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents):
+    if len(report.attempts) < 2 and not any(i.resolved_by for i in report.incidents) and not _has_checks(report):
         return None
     table = Table.grid(padding=(0, 2))
     for attempt in report.attempts:
@@ -73,20 +80,57 @@ def _timeline(report: Report) -> RenderableType | None:
             Text(f"#{attempt.number}", style="bold"), Text(f"line {attempt.line}", style="dim"),
             Text(attempt.command, overflow="fold"), Text(attempt_summary(attempt, report), style=style),
         )  # fmt: skip
+        for check in attempt.checks:
+            mark = "green" if check.outcome == "passed" else "red"
+            table.add_row(
+                Text(""), Text(f"line {check.line}", style="dim"), Text(f"└ {check.command}", overflow="fold", style="dim"),
+                Text(check_summary(check), style=mark),
+            )  # fmt: skip
     lines: list[RenderableType] = [_section("Timeline"), table]
-    if report.incidents:
+    solved = {c.id for c, _, _ in solved_summaries(report)}
+    listed = [i for i in report.incidents if i.cause not in solved]  # solved ones have their own section
+    if listed:
         lines.append(Text())
-        for incident in report.incidents:
+        for incident in listed:
             style = "green" if incident.resolved_by else "red"
             lines.append(Text(f"{incident.id}  {incident_summary(incident)}", style=style))
     return Group(*lines)
 
 
+def _has_checks(report: Report) -> bool:
+    return any(a.checks for a in report.attempts)
+
+
+def _narrative(report: Report) -> RenderableType | None:
+    if not report.narrative:
+        return None
+    return Text(" ".join(report.narrative), overflow="fold")
+
+
+def _solved(report: Report) -> RenderableType | None:
+    solved = solved_summaries(report)
+    if not solved:
+        return None
+    parts: list[RenderableType] = [_section("Solved on the way")]
+    for cause, proof, fixed in solved:
+        head = Text("✓ ", style="green")
+        head.append(cause.id, style="bold magenta")
+        head.append(f"  {cause.title}")
+        parts.append(head)
+        details = Text()
+        if proof:
+            details.append(proof + "\n", style="dim")
+        details.append(f"fixed in {fixed}", style="green")
+        parts.append(Padding(details, (0, 0, 0, 2), expand=False))
+    return Group(*parts)
+
+
 def _causes(report: Report) -> RenderableType | None:
-    if not report.root_causes:
+    causes = full_causes(report)
+    if not causes:
         return None
     blocks: list[RenderableType] = []
-    for n, cause in enumerate(report.root_causes, start=1):
+    for n, cause in enumerate(causes, start=1):
         blocks += [_cause(n, cause, resolved_note(cause.id, report)), Text()]
     return Group(*blocks[:-1])
 
@@ -156,16 +200,19 @@ def _risks(report: Report) -> RenderableType | None:
 
 
 def _similar(report: Report) -> RenderableType | None:
-    if not report.similar:
+    groups = seen_before_groups(report)
+    if not groups:
         return None
-    parts: list[RenderableType] = [_section("Seen before")]
-    for s in report.similar:
-        line = Text(f"{s.cause}", style="bold magenta")
-        line.append(f"  {s.title}  ")
-        line.append(f"({similar_note(s)})", style="dim")
-        parts.append(line)
-        if s.fix:
-            parts.append(Padding(Text(f"fixed by: {s.fix}", style="green"), (0, 0, 0, 2), expand=False))
+    parts: list[RenderableType] = []
+    for heading, items in groups:
+        parts.append(_section(heading))
+        for s in items:
+            line = Text(f"{s.cause}", style="bold magenta")
+            more = seen_before_count(report, s) - 1
+            line.append(f"  ({similar_note(s)}" + (f", and {more} more like it" if more else "") + ")", style="dim")
+            if s.fix:
+                line.append(f"  fixed by: {s.fix}", style="green")
+            parts.append(line)
     return Group(*parts)
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from buildlog.diagnose.verdict import Diagnosis
-from buildlog.report.schema import Attempt, Incident, Outcome, Repeat, Report, RootCause, Status, Volume
+from buildlog.report.narrative import narrative
+from buildlog.report.schema import Attempt, Check, Incident, Outcome, Repeat, Report, RootCause, Status, Volume
 from buildlog.scan.scanner import ScanSummary
 from buildlog.segment import Span
 
@@ -27,6 +28,7 @@ def build_report(source: str, summary: ScanSummary, diagnosis: Diagnosis) -> Rep
     return Report(
         source=source, lines=summary.lines, status=diagnosis.status,
         headline=_headline(diagnosis.status, diagnosis.root_causes, diagnosis.incidents, attempts),
+        narrative=narrative(diagnosis.status, attempts, diagnosis.incidents, diagnosis.root_causes),
         root_causes=list(diagnosis.root_causes), facts=diagnosis.facts, attempts=attempts,
         incidents=list(diagnosis.incidents), risks=list(diagnosis.risks), relevant=list(diagnosis.relevant),
         missing=diagnosis.missing, volume=volume,
@@ -42,6 +44,7 @@ def _attempt(span: Span, outcome: Outcome, incidents: Sequence[Incident]) -> Att
     return Attempt(
         number=span.number, line=span.start, command=span.command or "(no command shown)", env=span.env,
         interpreter=span.interpreter, outcome=outcome, stage=span.stage, incidents=ids, end_line=span.end,
+        checks=[Check(line=c.start, command=c.command, outcome=c.outcome, end_line=c.end) for c in span.checks],
     )  # fmt: skip
 
 

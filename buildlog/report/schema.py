@@ -91,6 +91,15 @@ class Risk(Frozen):
     lines: list[int] = Field(default_factory=list)
 
 
+class Check(Frozen):
+    """A check run after a build: an import, a version, a test run. Not an attempt of its own."""
+
+    line: int
+    command: str
+    outcome: Literal["passed", "failed"] = "passed"
+    end_line: int = 0
+
+
 class Attempt(Frozen):
     """One command that tried to build or install, and how it ended."""
 
@@ -103,6 +112,7 @@ class Attempt(Frozen):
     stage: str | None = Field(None, description="furthest stage reached: resolve, build-deps, compile, link, install")
     incidents: list[str] = Field(default_factory=list)
     end_line: int = 0
+    checks: list[Check] = Field(default_factory=list, description="checks run after this attempt, in order")
 
 
 class Resolution(Frozen):
@@ -164,6 +174,9 @@ class Report(Frozen):
     lines: int
     status: Status
     headline: str
+    narrative: list[str] = Field(
+        default_factory=list, description="the session attempt by attempt, in a few sentences (sessions only)"
+    )
     root_causes: list[RootCause] = Field(default_factory=list)
     facts: Facts = Field(default_factory=lambda: Facts())
     attempts: list[Attempt] = Field(default_factory=list)
