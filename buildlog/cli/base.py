@@ -103,10 +103,11 @@ def main() -> None:
     safe_streams()
 
 
-FORMAT_NAMES = ["terminal", "markdown", "json"]
+FORMAT_NAMES = ["terminal", "markdown", "json", "github", "junit"]
 FORMATS = click.Choice(FORMAT_NAMES)
 FORMAT_HELP = (
-    "terminal: a report for people; markdown: paste into a ticket; json: for machines (see `buildlog schema`)."
+    "terminal: a report for people; markdown: paste into a ticket; json: for machines (see `buildlog schema`); "
+    "github: annotations and the job summary in GitHub Actions; junit: a JUnit XML test report (GitLab's test panel)."
 )
 
 # What a console that cannot show a character gets instead: the report's marks have ASCII
@@ -157,6 +158,14 @@ def render_reports(reports: list[Any], fmt: str, color: bool | None = False, wid
         if len(reports) == 1:
             return render_json(reports[0])
         return "[\n" + ",\n".join(render_json(r).rstrip("\n") for r in reports) + "\n]\n"
+    if fmt == "github":
+        from buildlog.render.github import render_github
+
+        return render_github(reports)
+    if fmt == "junit":
+        from buildlog.render.junit import render_junit
+
+        return render_junit(reports)
     if fmt == "markdown":
         from buildlog.render.markdown import render_markdown
 
@@ -223,6 +232,20 @@ def output_options(func: F) -> F:
         "-o", "--output", "outputs", multiple=True, metavar="FORMAT:FILE", callback=output_spec,
         help=f"Also write the report to FILE in FORMAT ({', '.join(FORMAT_NAMES)}); repeatable, e.g. -o json:report.json -o markdown:report.md.",
     )(func)  # fmt: skip
+
+
+def github_summary(reports: list[Any], fmt: str, outputs: list[tuple[str, str]]) -> None:
+    """In GitHub Actions ($GITHUB_STEP_SUMMARY set), the github format also appends the job summary."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY", "")
+    if not path or (fmt != "github" and all(f != "github" for f, _ in outputs)):
+        return
+    from buildlog.render.github import step_summary
+
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(step_summary(reports) + "\n")
+    except OSError as exc:
+        raise BuildlogError(f"$GITHUB_STEP_SUMMARY={path}: cannot append the summary ({exc.strerror or exc})") from None
 
 
 def write_outputs(reports: list[Any], outputs: list[tuple[str, str]]) -> None:

@@ -19,6 +19,7 @@ from buildlog.cli.base import (
     analyse_log,
     analyse_logs,
     friendly,
+    github_summary,
     main,
     output_options,
     rules_option,
@@ -78,6 +79,7 @@ def explain(
     )
     reports = [a.report for a in analyses]
     write_outputs(reports, outputs)
+    github_summary(reports, fmt, outputs)
     if not quiet:
         _emit(reports, fmt, color, width)
     failed = any(r.status == "failure" for r in reports)
