@@ -29,15 +29,18 @@ def buildlog(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )  # fmt: skip
 
 
+def unescape(value: str) -> str:
+    for code, char in (("%0A", "\n"), ("%0D", "\r"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        value = value.replace(code, char)
+    return value
+
+
 def annotations(stdout: str) -> list[tuple[str, dict[str, str], str]]:
     found = []
     for line in stdout.splitlines():
         match = COMMAND.match(line)
         if match:
             props = dict(p.split("=", 1) for p in match.group(2).strip().split(",") if p)
-            unescape = lambda v: (
-                v.replace("%0A", "\n").replace("%0D", "\r").replace("%3A", ":").replace("%2C", ",").replace("%25", "%")
-            )  # noqa: E731
             found.append((match.group(1), {k: unescape(v) for k, v in props.items()}, unescape(match.group(3))))
     return found
 
