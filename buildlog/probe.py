@@ -243,3 +243,84 @@ def footer(code: int | None, seconds: float, interrupted: bool) -> str:
     if interrupted:
         return f"=== buildlog: the command was interrupted (Ctrl-C, SIGINT) after {seconds:.1f} s; exit code {code} ==="
     return f"=== buildlog: the command exited with code {code} after {seconds:.1f} s ==="
+
+
+@dataclass(frozen=True)
+class Need:
+    """What one package's source build needs, from its own install instructions."""
+
+    package: str
+    modules: tuple[str, ...]  # Python modules its build imports, in the environment that builds
+    command: str  # how its instructions say to install it from source
+    cuda_min: str | None = None  # the oldest CUDA toolkit it builds with
+    ninja: bool = True  # builds in parallel only with ninja (else for hours)
+    source: str = ""
+
+
+PACKAGE_NEEDS = {
+    need.package: need
+    for need in (
+        Need("flash-attn", ("torch", "packaging", "ninja", "wheel"), "pip install flash-attn --no-build-isolation",
+             cuda_min="12.0", source="https://github.com/Dao-AILab/flash-attention#installation-and-features"),
+        Need("xformers", ("torch", "ninja", "wheel"),
+             "pip install -v --no-build-isolation -U git+https://github.com/facebookresearch/xformers.git@main#egg=xformers",
+             source="https://github.com/facebookresearch/xformers#installing-xformers"),
+        Need("apex", ("torch", "packaging", "wheel"),
+             'pip install -v --disable-pip-version-check --no-cache-dir --no-build-isolation --config-settings "--build-option=--cpp_ext" --config-settings "--build-option=--cuda_ext" ./',
+             source="https://github.com/NVIDIA/apex#from-source"),
+        Need("torch-extension", ("torch", "ninja", "setuptools"), "pip install --no-build-isolation .",
+             source="https://pytorch.org/docs/stable/cpp_extension.html"),
+    )
+}  # fmt: skip
+CXX17_GCC_MIN = 9  # torch 2.1 and newer build extensions as C++17; gcc 9 is the first with full C++17
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something the probe predicts for a build, before it runs."""
+
+    id: str
+    severity: str  # error: the build would fail; warning: it would be slow or break later
+    title: str
+    fix: str = ""
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+
+def package_problems(found: Environment, need: Need) -> list[Problem]:
+    """What stands between this environment and building `need.package` from source."""
+    problems = []
+    if "torch" in need.modules and not found.torch:
+        problems.append(Problem(
+            "torch_missing", "error", f"{need.package} builds against torch, which this Python cannot import"
+            + (f" ({found.torch_error})" if found.torch_error else ""),
+            f"Install the torch you want first (it decides the CUDA to build with), then build without isolation:\n$ pip install torch\n$ {need.command}",
+        ))  # fmt: skip
+    missing = [m for m in need.modules if m != "torch" and m not in found.modules]
+    if need.ninja and "ninja" in missing and found.ninja:
+        missing.remove("ninja")  # the program is there; the build finds it on PATH
+    if missing:
+        severity = "error" if set(missing) - {"ninja", "wheel"} else "warning"
+        title = f"{need.package}'s build imports {', '.join(missing)}, missing from this Python"
+        if missing == ["ninja"]:
+            title = "ninja is missing: the build would compile one file at a time (hours for flash-attn)"
+        problems.append(Problem("build_modules_missing", severity, title,
+                                f"Install them where the build runs (with --no-build-isolation pip does not):\n$ pip install {' '.join(missing)}"))  # fmt: skip
+    if not found.nvcc:
+        problems.append(Problem(
+            "nvcc_missing", "error", f"No nvcc on PATH or in CUDA_HOME: {need.package}'s CUDA kernels cannot be compiled",
+            "Install a CUDA toolkit that matches torch's CUDA and point the build at it:\n$ export CUDA_HOME=/usr/local/cuda-X.Y\n$ export PATH=$CUDA_HOME/bin:$PATH",
+        ))  # fmt: skip
+    elif need.cuda_min and _version_key(found.nvcc) < _version_key(need.cuda_min):
+        problems.append(Problem(
+            "cuda_too_old_for_package", "error", f"{need.package} needs CUDA {need.cuda_min} or newer; nvcc here is {found.nvcc}",
+            f"Install CUDA {need.cuda_min}+ (the release torch was built with) and point CUDA_HOME at it.",
+        ))  # fmt: skip
+    if found.gcc and _version_key(found.gcc)[0] < CXX17_GCC_MIN:
+        problems.append(Problem(
+            "gcc_too_old_for_cxx17", "error", f"gcc {found.gcc} lacks the C++17 that torch's extension headers need",
+            "Use gcc 9 or newer (one nvcc supports):\n$ export CC=gcc-12 CXX=g++-12",
+        ))  # fmt: skip
+    return problems
