@@ -103,11 +103,12 @@ def main() -> None:
     safe_streams()
 
 
-FORMAT_NAMES = ["terminal", "markdown", "json", "github", "junit"]
+FORMAT_NAMES = ["terminal", "markdown", "json", "github", "junit", "html"]
 FORMATS = click.Choice(FORMAT_NAMES)
 FORMAT_HELP = (
     "terminal: a report for people; markdown: paste into a ticket; json: for machines (see `buildlog schema`); "
-    "github: annotations and the job summary in GitHub Actions; junit: a JUnit XML test report (GitLab's test panel)."
+    "github: annotations and the job summary in GitHub Actions; junit: a JUnit XML test report (GitLab's test panel); "
+    "html: a self-contained page with the timeline drawn."
 )
 
 # What a console that cannot show a character gets instead: the report's marks have ASCII
@@ -162,6 +163,10 @@ def render_reports(reports: list[Any], fmt: str, color: bool | None = False, wid
         from buildlog.render.github import render_github
 
         return render_github(reports)
+    if fmt == "html":
+        from buildlog.render.html import render_html
+
+        return render_html(reports)
     if fmt == "junit":
         from buildlog.render.junit import render_junit
 
@@ -338,8 +343,7 @@ def analyse_logs(
     quiet: bool = False,
 ) -> list[Any]:
     """Every log the paths hold (a zip archive: each of its logs), analysed in order."""
-    from buildlog.ingest.reader import open_sources
-    from buildlog.pipeline import Options, trace
+    from buildlog.pipeline import Options
 
     chosen = settings()
     knowledge = knowledge_with(chosen, rules)
@@ -352,13 +356,11 @@ def analyse_logs(
         redact_paths=redact_paths or chosen.redact_paths, engine=chosen.engine, cache=chosen.cache,
         progress=sys.stderr.isatty(),
     )  # fmt: skip
-    analyses = []
-    for log in logs:
-        if log == "-" and not quiet and _stdin_waits():
-            click.echo(STDIN_HINT, err=True)
-        for source in open_sources(log):
-            with source.stream:
-                analyses.append(trace(source, knowledge, recall, options))
+    from buildlog import analyses as each_log
+
+    if "-" in logs and not quiet and _stdin_waits():
+        click.echo(STDIN_HINT, err=True)
+    analyses = list(each_log(logs, knowledge, recall, options))
     note = getattr(recall, "note", "")
     if note and not quiet:
         click.echo(f"buildlog: {note}", err=True)

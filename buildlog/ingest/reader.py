@@ -88,6 +88,11 @@ def _size_of(stream: BinaryIO) -> int | None:
         return None
 
 
+def sources_of(source: Source) -> list[Source]:
+    """The logs an opened stream holds: itself, decompressed, or each log of a zip archive."""
+    return _unpack(source)
+
+
 def _unpack(source: Source) -> list[Source]:
     """The source as it is, decompressed, or split into the logs of a zip archive."""
     stream = source.stream
