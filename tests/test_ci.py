@@ -163,3 +163,17 @@ def test_the_action_declares_what_the_steps_use():
     for step in action["runs"]["steps"]:
         used |= set(re.findall(r"inputs\.([\w-]+)", json.dumps(step)))
     assert used == set(action["inputs"])
+
+
+def test_the_action_runs_a_build_and_returns_its_exit_code(tmp_path):
+    build = "echo compiling; echo \"nvcc fatal   : Unsupported gpu architecture 'compute_35'\"; exit 4"
+    proc, output = _run_step(_explain_step(), {"run": build, "fail": "true"}, tmp_path)
+    assert proc.returncode == 4
+    assert "compiling" in proc.stdout and any(
+        a[0] == "error" and "unsupported_arch" in a[1]["title"] for a in annotations(proc.stdout)
+    )
+    assert "exit-code=4" in output.read_text() and "log-file=buildlog-build.log" in output.read_text()
+    assert (tmp_path / "buildlog-build.log").read_text().startswith("=== buildlog environment")
+    assert "<details>" in (tmp_path / "summary.md").read_text()
+    ok, _ = _run_step(_explain_step(), {"run": build, "fail": "false"}, tmp_path)
+    assert ok.returncode == 0
