@@ -40,7 +40,8 @@ from buildlog.cli.base import (
 )  # fmt: skip
 from buildlog.errors import BuildlogError
 
-FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# SIGHUP is POSIX only; this module is imported with every command, on Windows too.
+FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 PROBE_TIMEOUT = 60  # seconds for one probe command (importing torch can take a while)
 
 
@@ -159,7 +160,7 @@ class Build:
         code = self.process.wait()
         self._foreground(os.getpgrp())
         if code < 0:
-            self.interrupted = self.interrupted or -code in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+            self.interrupted = self.interrupted or -code in FORWARDED
             return 128 - code
         return code
 
@@ -258,6 +259,10 @@ def run(
       buildlog run -o junit:buildlog.xml -- uv pip install xformers
     """
     argv = list(command[1:] if command and command[0] == "--" else command)
+    if os.name != "posix":
+        raise BuildlogError(
+            "buildlog run needs a POSIX system (Linux, macOS); on Windows save the output and use `buildlog explain`"
+        )
     if not argv:
         raise BuildlogError("give the command to run after --, e.g. buildlog run -- pip install flash-attn")
     log_path = Path(log) if log else default_log()
