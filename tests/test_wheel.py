@@ -26,7 +26,7 @@ def _build_wheel(tmp_path):
         check=True,
         capture_output=True,
     )
-    (wheel,) = tmp_path.glob("buildlog-*.whl")
+    (wheel,) = tmp_path.glob("buildlog_gpu-*.whl")  # the distribution's name; the package is `buildlog`
     return wheel
 
 
@@ -64,6 +64,7 @@ def test_wheel_contains_package_data(tmp_path):
     for data in ("causes.toml", "facts.toml", "stages.toml", "resolution.toml"):
         assert f"buildlog/knowledge/{data}" in names
     assert "buildlog/knowledge/corpus_index.json" in names and "buildlog/learn/features.py" in names
+    assert "buildlog/py.typed" in names  # the API is typed for its users' checkers
     rules = [n for n in names if n.startswith("buildlog/knowledge/rules/") and n.endswith(".toml")]
     assert len(rules) >= 4
 

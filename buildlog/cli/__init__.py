@@ -2,7 +2,8 @@
 
 import gc
 
-from buildlog.cli import develop, explain, reference, scan, store  # noqa: F401  (registers the commands)
+from buildlog.cli import develop, doctor, explain, reference, scan, store  # noqa: F401  (registers the commands)
+from buildlog.cli import run as _run_command  # noqa: F401  (`buildlog run`; the name `run` is the console script)
 from buildlog.cli.base import main
 
 __all__ = ["main", "run"]

@@ -6,6 +6,7 @@ one-line message on stderr and exit code 2, never a traceback.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import sys
@@ -99,35 +100,168 @@ def main() -> None:
       buildlog explain ci-log.txt.gz --format markdown > ticket.md
       buildlog explain build.log --format json | jq '.root_causes[0].id'
     """
+    safe_streams()
 
 
-FORMATS = click.Choice(["terminal", "markdown", "json"])
+FORMAT_NAMES = ["terminal", "markdown", "json", "github", "junit", "html"]
+FORMATS = click.Choice(FORMAT_NAMES)
+FORMAT_HELP = (
+    "terminal: a report for people; markdown: paste into a ticket; json: for machines (see `buildlog schema`); "
+    "github: annotations and the job summary in GitHub Actions; junit: a JUnit XML test report (GitLab's test panel); "
+    "html: a self-contained page with the timeline drawn."
+)
+
+# What a console that cannot show a character gets instead: the report's marks have ASCII
+# stand-ins, anything else becomes "?". A cp1252 or C-locale console then gets a readable report
+# rather than a UnicodeEncodeError.
+FALLBACKS = {
+    "✗": "x", "✓": "v", "·": "-", "│": "|", "—": "-", "–": "-", "…": "...", "→": "->", "←": "<-", "’": "'",
+    "‘": "'", "“": '"', "”": '"', "•": "*", "─": "-", "━": "-", "×": "x", "≥": ">=", "≤": "<=", "█": "#",
+}  # fmt: skip
 
 
-def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
+def _fallback(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    return "".join(FALLBACKS.get(ch, "?") for ch in text), error.end
+
+
+codecs.register_error("buildlog-fallback", _fallback)
+
+
+def safe_streams() -> None:
+    """Let stdout and stderr carry any text whatever the console's encoding (ASCII stand-ins)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is None:
+            continue
+        try:
+            reconfigure(errors="buildlog-fallback")
+        except (ValueError, OSError, TypeError):  # a closed or exotic stream: leave it be
+            pass
+
+
+def _columns() -> int | None:
+    """$COLUMNS when it is a usable width (40 to 400)."""
+    try:
+        value = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return None
+    return value if 40 <= value <= 400 else None
+
+
+def render_reports(reports: list[Any], fmt: str, color: bool | None = False, width: int | None = None) -> str:
+    """The reports as text in one format (several logs: one after the other, or one document)."""
     if fmt == "json":
         from buildlog.render.jsonout import render_json
 
-        sys.stdout.write(render_json(report))
-    elif fmt == "markdown":
+        if len(reports) == 1:
+            return render_json(reports[0])
+        return "[\n" + ",\n".join(render_json(r).rstrip("\n") for r in reports) + "\n]\n"
+    if fmt == "github":
+        from buildlog.render.github import render_github
+
+        return render_github(reports)
+    if fmt == "html":
+        from buildlog.render.html import render_html
+
+        return render_html(reports)
+    if fmt == "junit":
+        from buildlog.render.junit import render_junit
+
+        return render_junit(reports)
+    if fmt == "markdown":
         from buildlog.render.markdown import render_markdown
 
-        sys.stdout.write(render_markdown(report))
-    else:
-        from buildlog.render.terminal import render_terminal
+        return "\n".join(render_markdown(r) for r in reports)
+    import io
 
-        render_terminal(report, _console(color, width))
+    from buildlog.render.terminal import render_terminal
+
+    buffer = io.StringIO()
+    console = _console(color, width or 100, file=buffer)
+    for n, report in enumerate(reports):
+        if n:
+            buffer.write("\n")
+        render_terminal(report, console)
+    return buffer.getvalue()
 
 
-def _console(color: bool | None, width: int | None) -> Any:
+def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
+    """Print one report, or a list of reports, on stdout in the chosen format."""
+    reports = report if isinstance(report, list) else [report]
+    if fmt != "terminal":
+        sys.stdout.write(render_reports(reports, fmt))
+        return
+    from buildlog.render.terminal import render_terminal
+
+    console = _console(color, width)
+    for n, one in enumerate(reports):
+        if n:
+            sys.stdout.write("\n")
+        render_terminal(one, console)
+
+
+def _console(color: bool | None, width: int | None, file: Any = None) -> Any:
     from rich.console import Console
 
     no_color = color is False or (color is None and "NO_COLOR" in os.environ)
     if width is None and not sys.stdout.isatty():
-        width = 100
+        width = _columns() or 100
     return Console(
-        force_terminal=True if color else None, no_color=no_color, width=width, highlight=False, soft_wrap=False
-    )
+        file=file, force_terminal=True if color else None, no_color=no_color, width=width, highlight=False,
+        soft_wrap=False,
+    )  # fmt: skip
+
+
+def output_spec(ctx: Any, param: Any, values: tuple[str, ...]) -> list[tuple[str, str]]:
+    """--output FORMAT:FILE values as (format, file), checked."""
+    specs = []
+    for value in values:
+        fmt, sep, path = value.partition(":")
+        if not sep or not path:
+            raise click.BadParameter(f"{value!r}: expected FORMAT:FILE, e.g. json:report.json", ctx, param)
+        if fmt not in FORMAT_NAMES:
+            raise click.BadParameter(
+                f"{value!r}: unknown format {fmt!r} (formats: {', '.join(FORMAT_NAMES)})", ctx, param
+            )
+        specs.append((fmt, path))
+    return specs
+
+
+def output_options(func: F) -> F:
+    """--output FORMAT:FILE (repeatable) and --quiet, the same on every command that reports."""
+    func = click.option("-q", "--quiet", is_flag=True, help="Print nothing on stdout (reports still go to --output files; errors to stderr).")(func)  # fmt: skip
+    return click.option(  # type: ignore[return-value]
+        "-o", "--output", "outputs", multiple=True, metavar="FORMAT:FILE", callback=output_spec,
+        help=f"Also write the report to FILE in FORMAT ({', '.join(FORMAT_NAMES)}); repeatable, e.g. -o json:report.json -o markdown:report.md.",
+    )(func)  # fmt: skip
+
+
+def github_summary(reports: list[Any], fmt: str, outputs: list[tuple[str, str]]) -> None:
+    """In GitHub Actions ($GITHUB_STEP_SUMMARY set), the github format also appends the job summary."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY", "")
+    if not path or (fmt != "github" and all(f != "github" for f, _ in outputs)):
+        return
+    from buildlog.render.github import step_summary
+
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(step_summary(reports) + "\n")
+    except OSError as exc:
+        raise BuildlogError(f"$GITHUB_STEP_SUMMARY={path}: cannot append the summary ({exc.strerror or exc})") from None
+
+
+def write_outputs(reports: list[Any], outputs: list[tuple[str, str]]) -> None:
+    """Write each --output file (UTF-8; a terminal report without colour)."""
+    for fmt, path in outputs:
+        text = render_reports(reports, fmt)
+        try:
+            with open(path, "w", encoding="utf-8", newline="\n") as out:
+                out.write(text)
+        except OSError as exc:
+            raise BuildlogError(f"{path}: cannot write the {fmt} report ({exc.strerror or exc})") from None
 
 
 STORE_HELP = "The store: a SQLite file or a postgresql://USER@HOST/DB URL (default: $BUILDLOG_STORE, else store.sqlite in the user's data directory)."
@@ -183,6 +317,8 @@ def analyse_log(
         redact_paths=redact_paths or chosen.redact_paths, engine=chosen.engine, cache=chosen.cache,
         progress=sys.stderr.isatty(),
     )  # fmt: skip
+    if log == "-" and _stdin_waits():
+        click.echo(STDIN_HINT, err=True)
     source = open_source(log)
     with source.stream:
         analysis = trace(source, knowledge, recall, options)
@@ -190,6 +326,52 @@ def analyse_log(
     if note:
         click.echo(f"buildlog: {note}", err=True)
     return analysis
+
+
+def _stdin_waits() -> bool:
+    """Standard input is a terminal: reading `-` would wait for the user to type."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+STDIN_HINT = (
+    "buildlog: reading a log from the terminal: paste it, then press Ctrl-D (Ctrl-Z Enter on Windows); "
+    "or pipe a build into it: pip install ... 2>&1 | buildlog explain -"
+)
+
+
+def analyse_logs(
+    logs: tuple[str, ...],
+    redact_paths: bool = False,
+    rules: tuple[str, ...] = (),
+    store: Any = None,
+    quiet: bool = False,
+) -> list[Any]:
+    """Every log the paths hold (a zip archive: each of its logs), analysed in order."""
+    from buildlog.pipeline import Options
+
+    chosen = settings()
+    knowledge = knowledge_with(chosen, rules)
+    recall = None
+    if store is not False:
+        from buildlog.store.similar import PastFailures
+
+        recall = PastFailures(store_file(store or chosen.store))
+    options = Options(
+        redact_paths=redact_paths or chosen.redact_paths, engine=chosen.engine, cache=chosen.cache,
+        progress=sys.stderr.isatty(),
+    )  # fmt: skip
+    from buildlog import analyses as each_log
+
+    if "-" in logs and not quiet and _stdin_waits():
+        click.echo(STDIN_HINT, err=True)
+    analyses = list(each_log(logs, knowledge, recall, options))
+    note = getattr(recall, "note", "")
+    if note and not quiet:
+        click.echo(f"buildlog: {note}", err=True)
+    return analyses
 
 
 def knowledge_with(chosen: Any, rules: tuple[str, ...] = ()) -> Any:

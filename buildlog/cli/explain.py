@@ -9,6 +9,7 @@ import click
 from buildlog.cli.base import (
     EXIT_FAILURES_FOUND,
     EXIT_OK,
+    FORMAT_HELP,
     FORMATS,
     LISTING,
     _console,
@@ -16,18 +17,21 @@ from buildlog.cli.base import (
     _json,
     _show,
     analyse_log,
+    analyse_logs,
     friendly,
+    github_summary,
     main,
+    output_options,
     rules_option,
     store_file,
     store_option,
+    write_outputs,
 )  # fmt: skip
 
 
 @main.command()
-@click.argument("log", metavar="LOG")
-@click.option("-f", "--format", "fmt", type=FORMATS, default="terminal", show_default=True,
-              help="terminal: a report for people; markdown: paste into a ticket; json: for machines (see `buildlog schema`).")  # fmt: skip
+@click.argument("logs", metavar="LOG...", nargs=-1, required=True)
+@click.option("-f", "--format", "fmt", type=FORMATS, default="terminal", show_default=True, help=FORMAT_HELP)
 @click.option(
     "--color/--no-color",
     default=None,
@@ -45,19 +49,21 @@ from buildlog.cli.base import (
 @click.option("--store", default=None, metavar="PATH",
               help="Store of past failures for 'Seen before' (default: $BUILDLOG_STORE, else the user data directory's; see `buildlog corpus`).")  # fmt: skip
 @click.option("--no-seen-before", is_flag=True, help="Leave out past failures like this one.")
+@output_options
 @rules_option
 @friendly
 def explain(
-    log: str, fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool, store: str | None,
-    no_seen_before: bool, rules: tuple[str, ...],
+    logs: tuple[str, ...], fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool,
+    store: str | None, no_seen_before: bool, outputs: list[tuple[str, str]], quiet: bool, rules: tuple[str, ...],
 ) -> None:  # fmt: skip
-    """Explain one build log: root causes, evidence lines and the fix.
+    """Explain build logs: root causes, evidence lines and the fix.
 
-    LOG is a file (plain or .gz) or - for standard input. A whole terminal session or CI log works
-    too: each attempt is told apart, and the change that resolved each problem is named. Past
-    failures like this one, from your store (`buildlog corpus`) and the bundled corpus, are shown
-    under "Seen before". Exit code 0 means the log was analysed, whatever it shows (1 with --fail
-    when the build failed); 2 means it could not be read.
+    Each LOG is a file, plain or compressed (.gz, .xz, .bz2, .zst), a .zip archive (every log in it,
+    as in a GitHub Actions log download), or - for standard input. A whole terminal session or CI
+    log works too: each attempt is told apart, and the change that resolved each problem is named.
+    Past failures like this one, from your store (`buildlog corpus`) and the bundled corpus, are
+    shown under "Seen before". Exit code 0 means the logs were analysed, whatever they show (1 with
+    --fail when a build failed); 2 means one could not be read.
 
     \b
     Examples:
@@ -66,10 +72,18 @@ def explain(
       buildlog explain ci.log.gz --format markdown --redact-paths > ticket.md
       buildlog explain build.log --format json | jq -r '.root_causes[].id'
       buildlog explain build.log --rules team-rules/
+      buildlog explain logs_1234.zip -o json:report.json -o markdown:report.md
     """
-    analysis = analyse_log(log, redact_paths=redact_paths, rules=rules, store=False if no_seen_before else store)
-    _emit(analysis.report, fmt, color, width)
-    sys.exit(EXIT_FAILURES_FOUND if fail and analysis.report.status == "failure" else EXIT_OK)
+    analyses = analyse_logs(
+        logs, redact_paths=redact_paths, rules=rules, store=False if no_seen_before else store, quiet=quiet
+    )
+    reports = [a.report for a in analyses]
+    write_outputs(reports, outputs)
+    github_summary(reports, fmt, outputs)
+    if not quiet:
+        _emit(reports, fmt, color, width)
+    failed = any(r.status == "failure" for r in reports)
+    sys.exit(EXIT_FAILURES_FOUND if fail and failed else EXIT_OK)
 
 
 @main.command()

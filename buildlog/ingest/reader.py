@@ -6,9 +6,9 @@ Binary reading keeps line numbers honest: text mode would split on a bare carria
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
+import re
 import sys
 import zlib
 from collections.abc import Callable, Iterator
@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from buildlog.errors import BuildlogError
+from buildlog.ingest.archives import DECOMPRESS_ERRORS, MAGIC_LENGTH, decompress, kind_of, zip_members, zstd_errors
 
 CHUNK_SIZE = 4 * 1024 * 1024
-GZIP_MAGIC = b"\x1f\x8b"
+URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
 
 PROGRESS_MIN = 50 * 1024 * 1024  # smaller inputs are read before a bar would be worth drawing
@@ -39,22 +40,40 @@ class Source:
 
 
 def open_source(path: str) -> Source:
-    """Open a path, `-` for stdin, or a gzip file (recognised by its magic bytes, not its name)."""
+    """Open one log: a path or `-` for stdin, plain or compressed (.gz, .xz, .bz2, .zst, by magic bytes).
+
+    A zip archive holding a single log is that log; one holding several is an error that says to
+    use `open_sources`, which the commands that read many logs call.
+    """
+    sources = open_sources(path)
+    if len(sources) > 1:
+        names = ", ".join(s.name for s in sources[:3]) + (", ..." if len(sources) > 3 else "")
+        raise BuildlogError(f"{printable(path)} is an archive of {len(sources)} logs ({names}); give one log")
+    return sources[0]
+
+
+def open_sources(path: str) -> list[Source]:
+    """The logs a path holds: one for a file (plain or compressed), every log file of a zip archive."""
     if path == "-":
         stdin = getattr(sys.stdin, "buffer", None)
         if stdin is None or stdin.closed:
             raise BuildlogError("standard input is closed: give a log file, or pipe a log into `-`")
-        return _maybe_gunzip(Source("<stdin>", None, stdin))
+        return _unpack(Source("<stdin>", None, stdin))
     name = printable(path)
     try:
         if os.path.isdir(path):
             raise BuildlogError(f"{name} is a directory; give the path of a log file")
         raw = open(path, "rb")  # noqa: SIM115 - the caller closes it via Source.stream
     except FileNotFoundError:
+        if URL.match(path):
+            raise BuildlogError(
+                f"{name} is a URL: buildlog reads files and never downloads; save the log first "
+                f"(curl -fL -o build.log '{name}', or for a GitHub Actions run: gh run view RUN_ID --log-failed > build.log)"
+            ) from None
         raise BuildlogError(f"{name}: no such file") from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
         raise BuildlogError(f"{name}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
-    return _maybe_gunzip(Source(name, _size_of(raw), raw))
+    return _unpack(Source(name, _size_of(raw), raw))
 
 
 def printable(path: str) -> str:
@@ -69,16 +88,33 @@ def _size_of(stream: BinaryIO) -> int | None:
         return None
 
 
-def _maybe_gunzip(source: Source) -> Source:
+def sources_of(source: Source) -> list[Source]:
+    """The logs an opened stream holds: itself, decompressed, or each log of a zip archive."""
+    return _unpack(source)
+
+
+def _unpack(source: Source) -> list[Source]:
+    """The source as it is, decompressed, or split into the logs of a zip archive."""
     stream = source.stream
-    peek = _peek(stream, 2)
-    if peek != GZIP_MAGIC:
-        return Source(source.name, source.size, stream)
-    return Source(source.name, None, gzip.GzipFile(fileobj=stream, mode="rb"), disk=stream)  # type: ignore[arg-type]
+    kind = kind_of(_peek(stream, MAGIC_LENGTH))
+    if kind is None:
+        return [source]
+    if kind == "zip":
+        return [
+            _decompressed(Source(f"{source.name}:{m.name}", None, m.open())) for m in zip_members(stream, source.name)
+        ]
+    return [Source(source.name, None, decompress(kind, stream), disk=stream)]
+
+
+def _decompressed(source: Source) -> Source:
+    kind = kind_of(_peek(source.stream, MAGIC_LENGTH))
+    if kind is None or kind == "zip":
+        return source
+    return Source(source.name, None, decompress(kind, source.stream))
 
 
 def _peek(stream: BinaryIO, n: int) -> bytes:
-    if not isinstance(stream, io.BufferedReader):
+    if not hasattr(stream, "peek"):
         return b""
     try:
         return stream.peek(n)[:n]
@@ -102,12 +138,17 @@ def iter_chunks(stream: BinaryIO, size: int = CHUNK_SIZE, max_line: int = CHUNK_
         block = _read(stream.read, size)
         if not block:
             return
-        if not block.endswith(b"\n"):
+        # A buffered read returns less than asked only at the end of the input. Reading on would
+        # wait for a second end on a terminal (Ctrl-D once is enough).
+        ended = len(block) < size
+        if not ended and not block.endswith(b"\n"):
             room = -_unfinished(block, open_length) % max_line
             if room:
                 block += _read(stream.readline, room)
         open_length = 0 if block.endswith(b"\n") else _unfinished(block, open_length)
         yield block
+        if ended:
+            return
 
 
 def _unfinished(block: bytes, before: int) -> int:
@@ -119,7 +160,7 @@ def _unfinished(block: bytes, before: int) -> int:
 def _read(method: Callable[[int], bytes], size: int) -> bytes:
     try:
         return method(size)
-    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+    except (OSError, EOFError, zlib.error, *DECOMPRESS_ERRORS, *zstd_errors()) as exc:
         raise BuildlogError(f"cannot read input: {exc}") from None
 
 

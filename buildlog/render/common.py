@@ -47,7 +47,9 @@ def repeats_note(report: Report) -> str:
     if volume.repeated < REPEATS_WORTH_A_NOTE:
         return ""
     top = volume.top_repeats[0] if volume.top_repeats else None
-    most = f"; the most repeated ({top.count:,} more times from line {top.line}): {top.text.strip()[:120]}" if top else ""
+    most = (
+        f"; the most repeated ({top.count:,} more times from line {top.line}): {top.text.strip()[:120]}" if top else ""
+    )
     return f"{volume.repeated:,} lines repeat messages already analysed and were counted{most}"
 
 

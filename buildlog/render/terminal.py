@@ -51,7 +51,7 @@ def render_terminal(report: Report, console: Console) -> None:
         ):
             if block is not None:
                 console.print()
-                console.print(block)
+                console.print(block, crop=False)
     console.file.write(_TRAILING.sub(r"\1", captured.get()))
 
 
@@ -146,7 +146,7 @@ def _cause(n: int, cause: RootCause, note: str) -> RenderableType:
     if cause.evidence:
         parts += [Text("Evidence", style="bold"), Padding(_numbered(cause.evidence), (0, 0, 0, 2), expand=False)]
     if cause.fix:
-        parts += [Text("Fix", style="bold"), Padding(_fix(cause.fix), (0, 0, 0, 2), expand=False)]
+        parts += [Text("Fix", style="bold"), _fix(cause.fix, 2)]
     return Group(*parts)
 
 
@@ -161,16 +161,19 @@ def _numbered(evidence: list[Evidence]) -> RenderableType:
     return table
 
 
-def _fix(fix: str) -> Text:
-    out = Text()
+def _fix(fix: str, indent: int) -> RenderableType:
+    """Prose wraps; a command is one line however wide (never cropped), so it pastes whole."""
+    parts: list[RenderableType] = []
     for kind, body in fix_parts(fix):
         if kind == "command":
             for line in body.splitlines():
-                out.append(f"$ {line}\n", style="bold cyan")
+                command = Text(" " * indent)
+                command.append(f"$ {line}", style="bold cyan")
+                command.no_wrap, command.overflow = True, "ignore"
+                parts.append(command)
         else:
-            out.append(body + "\n")
-    out.rstrip()
-    return out
+            parts.append(Padding(Text(body), (0, 0, 0, indent), expand=False))
+    return Group(*parts)
 
 
 def _relevant(report: Report) -> RenderableType | None:
@@ -192,10 +195,11 @@ def _risks(report: Report) -> RenderableType | None:
             details.append(f"facts: {facts}\n", style="dim")
         if risk.consequence:
             details.append(risk.consequence + "\n")
-        if risk.fix:
-            details.append_text(_fix(risk.fix))
         details.rstrip()
-        parts.append(Padding(details, (0, 0, 0, 2), expand=False))
+        if details.plain:
+            parts.append(Padding(details, (0, 0, 0, 2), expand=False))
+        if risk.fix:
+            parts.append(_fix(risk.fix, 2))
     return Group(*parts)
 
 

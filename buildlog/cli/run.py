@@ -1,0 +1,302 @@
+"""`buildlog run -- CMD`: run a build as the shell would, keep its whole output, explain a failure.
+
+The command runs in its own process group, made the terminal's foreground group when there is a
+terminal (what a shell does for a job), so Ctrl-C reaches the build, once, and the build decides
+how to stop. A signal sent to buildlog itself (a CI cancelling the job) is passed on to the
+build's group. Its output is streamed unchanged: through a pseudo-terminal when stdout is a
+terminal, so colours and progress bars stay, through a pipe otherwise. Every byte also goes to the
+log, flushed as it comes, after a header with the environment (buildlog/probe.py) and before a
+footer with the exit code.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import os
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import click
+
+from buildlog.cli.base import (
+    FORMAT_HELP,
+    FORMATS,
+    _emit,
+    analyse_logs,
+    friendly,
+    github_summary,
+    main,
+    output_options,
+    rules_option,
+    write_outputs,
+)  # fmt: skip
+from buildlog.errors import BuildlogError
+
+# SIGHUP is POSIX only; this module is imported with every command, on Windows too.
+FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+PROBE_TIMEOUT = 60  # seconds for one probe command (importing torch can take a while)
+
+
+def probe_runner(argv: Sequence[str]) -> tuple[int, str] | None:
+    """Run one probe command: (exit code, output), or None when it is missing, refused or hangs."""
+    try:
+        done = subprocess.run(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            timeout=PROBE_TIMEOUT, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    return done.returncode, done.stdout.decode("utf-8", "replace")
+
+
+def read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def environment(argv: Sequence[str]) -> Any:
+    from buildlog.probe import collect
+
+    return collect(argv, os.environ, probe_runner, read_text)
+
+
+def default_log() -> Path:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(".buildlog") / f"build-{stamp}.log"
+
+
+def _open_log(path: Path) -> BinaryIO:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "wb")  # noqa: SIM115 - closed in run_build's finally
+    except OSError as exc:
+        raise BuildlogError(f"{path}: cannot write the log ({exc.strerror or exc})") from None
+
+
+class Build:
+    """The running command: its process, where its output comes from, whether it was interrupted."""
+
+    def __init__(self, argv: Sequence[str], log: BinaryIO, echo: BinaryIO | None) -> None:
+        self.log, self.echo = log, echo
+        self.interrupted = False
+        self.terminal = _terminal_fd()
+        use_pty = echo is not None and _isatty(echo)
+        if use_pty:
+            self.read_fd, child_out = os.openpty()
+            _copy_window_size(echo, child_out)
+            kwargs: dict[str, Any] = {"stdout": child_out, "stderr": child_out}
+        else:
+            kwargs = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+        try:
+            self.process = subprocess.Popen(list(argv), preexec_fn=os.setpgrp, **kwargs)  # noqa: PLW1509
+        except FileNotFoundError:
+            raise BuildlogError(f"{argv[0]}: command not found") from None
+        except PermissionError:
+            raise BuildlogError(f"{argv[0]}: permission denied") from None
+        finally:
+            if use_pty:
+                os.close(child_out)
+        if not use_pty:
+            self.read_fd = self.process.stdout.fileno()  # type: ignore[union-attr]
+        self._foreground(self.process.pid)
+
+    def _foreground(self, pgrp: int) -> None:
+        """Make `pgrp` the terminal's foreground group (Ctrl-C goes to it), as a shell does."""
+        if self.terminal is None:
+            return
+        previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        try:
+            os.tcsetpgrp(self.terminal, pgrp)
+        except OSError:
+            pass  # the build already ended, or the terminal is not ours
+        finally:
+            signal.signal(signal.SIGTTOU, previous)
+
+    def forward(self, signum: int, frame: Any) -> None:
+        self.interrupted = True
+        try:
+            os.killpg(self.process.pid, signum)
+        except OSError:
+            pass
+
+    def pump(self) -> int:
+        """Copy the output to the terminal and the log until the command ends; its exit status."""
+        while True:
+            try:
+                ready, _, _ = select.select([self.read_fd], [], [], 0.5)
+            except InterruptedError:  # pragma: no cover - select retries by itself (PEP 475)
+                continue
+            if not ready:
+                if self.process.poll() is not None and not _pending(self.read_fd):
+                    break
+                continue
+            try:
+                data = os.read(self.read_fd, 65536)
+            except OSError as exc:
+                if exc.errno == errno.EIO:  # the pseudo-terminal closed: the command and its children are done
+                    break
+                raise
+            if not data:
+                break
+            self.log.write(data)
+            self.log.flush()
+            if self.echo is not None:
+                try:
+                    self.echo.write(data)
+                    self.echo.flush()
+                except OSError:  # the terminal went away: keep logging
+                    self.echo = None
+        code = self.process.wait()
+        self._foreground(os.getpgrp())
+        if code < 0:
+            self.interrupted = self.interrupted or -code in FORWARDED
+            return 128 - code
+        return code
+
+
+def _pending(fd: int) -> bool:
+    ready, _, _ = select.select([fd], [], [], 0)
+    return bool(ready)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _terminal_fd() -> int | None:
+    """stdin's terminal when this process is in its foreground (an interactive shell's job)."""
+    try:
+        if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
+            return 0
+    except OSError:
+        pass
+    return None
+
+
+def _copy_window_size(echo: Any, fd: int) -> None:
+    try:
+        import fcntl
+        import termios
+
+        size = fcntl.ioctl(echo.fileno(), termios.TIOCGWINSZ, b"\0" * 8)
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, size)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def run_build(argv: Sequence[str], log_path: Path, echo: BinaryIO | None) -> tuple[int, bool, float]:
+    """Header, the command with its output streamed and logged, footer: (exit code, interrupted, seconds)."""
+    from buildlog.probe import footer, header
+
+    found = environment(argv)
+    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    log = _open_log(log_path)
+    start = time.monotonic()
+    code, interrupted = 127, False
+    try:
+        lines = [*header(found, when), f"$ {shlex.join(argv)}"]
+        log.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
+        log.flush()
+        build = Build(argv, log, echo)
+        previous = {sig: signal.signal(sig, build.forward) for sig in FORWARDED}
+        try:
+            code = build.pump()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        interrupted = build.interrupted
+    finally:
+        seconds = time.monotonic() - start
+        log.write(("\n" + footer(code, seconds, interrupted) + "\n").encode("utf-8"))
+        log.close()
+    return code, interrupted, seconds
+
+
+@main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARGS]...")
+@click.option("--log", "log", default=None, metavar="FILE",
+              help="Save the whole output here (default: a timestamped file in .buildlog/).")  # fmt: skip
+@click.option("-f", "--format", "fmt", type=FORMATS, default="terminal", show_default=True, help=FORMAT_HELP)
+@click.option("--color/--no-color", default=None, help="Colour in the report (default: only on a terminal).")
+@click.option("--width", type=click.IntRange(40, 400), default=None, help="Report width (default: the terminal's).")
+@click.option("--redact-paths", is_flag=True, help="Also mask user names, home folders and host names in the report.")
+@output_options
+@rules_option
+@friendly
+def run(
+    command: tuple[str, ...], log: str | None, fmt: str, color: bool | None, width: int | None, redact_paths: bool,
+    outputs: list[tuple[str, str]], quiet: bool, rules: tuple[str, ...],
+) -> None:  # fmt: skip
+    """Run a build, save its whole output, and explain it if it fails.
+
+    The command runs as the shell would run it, its output shown live and unchanged (colours
+    kept on a terminal). Before it starts, the environment that decides GPU builds (nvcc and
+    CUDA_HOME, torch and its CUDA and C++ ABI, the driver and GPUs, gcc, python, venv, RAM,
+    cores, MAX_JOBS, TORCH_CUDA_ARCH_LIST, NVCC_THREADS) is written at the top of the log, where
+    `buildlog explain` reads it as facts. When the command fails, the explanation follows; when
+    it succeeds, one line and the risks. Ctrl-C stops the build and is reported as an
+    interruption. The exit code is the command's own.
+
+    \b
+    Examples:
+      buildlog run -- pip install -v flash-attn --no-build-isolation
+      buildlog run --log build.log -- bash -c 'pip install packaging ninja && pip install flash-attn'
+      buildlog run --format github -- python setup.py bdist_wheel
+      buildlog run -o junit:buildlog.xml -- uv pip install xformers
+    """
+    argv = list(command[1:] if command and command[0] == "--" else command)
+    if os.name != "posix":
+        raise BuildlogError(
+            "buildlog run needs a POSIX system (Linux, macOS); on Windows save the output and use `buildlog explain`"
+        )
+    if not argv:
+        raise BuildlogError("give the command to run after --, e.g. buildlog run -- pip install flash-attn")
+    log_path = Path(log) if log else default_log()
+    if not quiet:
+        click.echo(f"buildlog: saving the output to {log_path}", err=True)
+    sys.stdout.flush()
+    echo = None if quiet else sys.stdout.buffer
+    code, interrupted, seconds = run_build(argv, log_path, echo)
+    (analysis,) = analyse_logs((str(log_path),), redact_paths=redact_paths, rules=rules, quiet=quiet)
+    report = analysis.report
+    write_outputs([report], outputs)
+    github_summary([report], fmt, outputs)
+    if not quiet:
+        _tell(report, code, interrupted, seconds, log_path, fmt, color, width)
+    sys.exit(code)
+
+
+def _tell(
+    report: Any, code: int, interrupted: bool, seconds: float, log_path: Path, fmt: str, color: bool | None,
+    width: int | None,
+) -> None:  # fmt: skip
+    if interrupted:
+        click.echo(f"buildlog: ✗ the build was interrupted (Ctrl-C or a signal) after {seconds:.0f} s, "
+                   f"exit code {code}; nothing in it failed on its own. The log so far: {log_path}", err=True)  # fmt: skip
+        if fmt != "terminal":
+            _emit(report, fmt, color, width)
+        return
+    if code != 0:
+        click.echo(
+            f"buildlog: the command failed with exit code {code} after {seconds:.0f} s; log: {log_path}", err=True
+        )
+        _emit(report, fmt, color, width)
+        return
+    risks = "".join(f"\n  ! {r.title}" for r in report.risks)
+    click.echo(f"buildlog: ✓ the command succeeded in {seconds:.0f} s; log: {log_path}{risks}", err=True)
+    if fmt not in ("terminal", "markdown"):
+        _emit(report, fmt, color, width)
