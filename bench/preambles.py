@@ -471,7 +471,8 @@ def generate_preambles(path: Path, size: int, seed: int = 1, causes: int | None 
     with path.open("wb") as raw:
         out = Writer(raw)
         number, retry_of = 0, None
-        while out.bytes < size or pending:
+        # stop where the next job would overshoot `size` by more than it falls short (jobs are ~100 KB)
+        while out.bytes + (out.bytes / number if number else 0) / 2 < size or pending:
             number += 1
             incident = pending.pop(0)[1] if pending and out.bytes >= pending[0][0] else None
             if incident is None and out.bytes >= size:  # the log is full: what is left gets a job of its own

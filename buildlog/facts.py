@@ -51,6 +51,8 @@ def _from_groups(groups: dict[str, str], lines: dict[str, int], default: int) ->
         yield Observation(
             f"package:{groups['package'].replace('_', '-')}", groups["version"], lines.get("version", default)
         )
+    if groups.get("windows"):
+        yield Observation("os", "Windows", lines.get("windows", default))
     if "ram_kb" in groups:
         yield Observation("ram_gb", str(round(int(groups["ram_kb"]) / 1024 / 1024)), lines.get("ram_kb", default))
     for key, value in groups.items():

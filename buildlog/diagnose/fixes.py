@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 
 from buildlog.diagnose.checks import package_of, recommended_jobs
+from buildlog.diagnose.template import WINDOWS
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.compat import Compat, cc_key
 from buildlog.report.schema import Facts
@@ -27,11 +28,27 @@ def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None
         _version_parts(values, key)
     if "torch" in values:
         values["torch_base"] = values["torch"].split("+")[0]
+        values["torch_base_spec"] = f"torch=={values['torch_base']}"
     if span is not None:
         values.update(_command_values(span))
     values.update(_advice(values, facts, k.compat))
     values.update(_jobs_advice(facts, span, k))
+    if _on_windows(values, span):
+        values["_platform"] = WINDOWS
     return values
+
+
+_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|\\(?:Program Files|Users|AppData)\\|\.exe\b|^PS [A-Za-z]:")
+
+
+def _on_windows(values: Mapping[str, str], span: Span | None) -> bool:
+    """The log came from Windows: a drive-letter path among the facts, the command or the venv."""
+    if "Windows" in values.get("os", ""):
+        return True
+    seen = [values.get(k, "") for k in ("cuda_home", "interpreter", "venv", "nvcc_path", "site")]
+    if span is not None:
+        seen += [span.command, span.venv or ""]
+    return any(_WINDOWS_PATH.search(v) for v in seen if v)
 
 
 def _fact_values(facts: Facts) -> dict[str, str]:
@@ -65,6 +82,10 @@ def _command_values(span: Span) -> dict[str, str]:
         if targets:
             out["package"] = targets[0]
             out["package_args"] = " ".join(args)
+        names = [re.split(r"[<>=!~\[;@ ]", a.strip("'\""))[0] for a in args if not a.startswith("-")]
+        names = [n for n in names if re.fullmatch(r"[A-Za-z0-9][\w.-]*", n)]
+        if names:
+            out["package_name"] = names[0]
     if span.venv:
         out["venv"] = span.venv
         out["venv_python"] = f"{span.venv}/bin/python"
@@ -85,6 +106,7 @@ def _advice(values: Mapping[str, str], facts: Facts, compat: Compat) -> dict[str
         build = compat.torch_build_for(values[key]) if values.get(key) else None
         if build:
             out[f"{key}_torch"] = build[0]
+            out[f"{key}_torch_spec"] = f'"torch=={build[0]}.*"'
             out[f"{key}_torch_index"] = "cu" + build[1].replace(".", "")
     release = compat.cuda_release(values.get("nvcc", "")) if values.get("nvcc") else None
     if release and release.gcc_max:

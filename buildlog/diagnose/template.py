@@ -1,7 +1,11 @@
 """Fix templates: `{name}` placeholders filled from a mapping of values.
 
 `{name|text}` gives `text` when the value is unknown; `text` may itself name one `{other}` value.
-A template whose value is missing keeps a readable placeholder such as <name> instead of failing.
+A template whose value is missing keeps a readable placeholder such as <name> instead of failing;
+a `$` line that would keep one is said in words instead, so that every `$` line can be pasted.
+When the values say the log came from Windows (`_platform` = "windows"), the `$` lines are written
+for PowerShell: `export` becomes `$env:`, toolkit paths become the CUDA installer's, and the Linux
+package-manager lines for a host compiler become the Visual Studio Build Tools.
 """
 
 from __future__ import annotations
@@ -10,6 +14,16 @@ import re
 from collections.abc import Mapping
 
 _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|((?:[^{}]|\{\w+\})*))?\}")
+WINDOWS = "windows"
+_EXPORT = re.compile(r"^(\s*\$ )export (.+)$")
+_ASSIGN = re.compile(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S+)")
+_TOOLKIT = re.compile(r"/usr/local/cuda-(\d+\.\d+)")
+_TORCH_CUDA = '$(python -c "import torch; print(torch.version.cuda)")'
+_WIN_ROOT = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v"
+_VS_TOOLS = (
+    '$ winget install Microsoft.VisualStudio.2022.BuildTools --override "--quiet --wait '
+    '--add Microsoft.VisualStudio.Workload.VCTools --includeRecommended"'
+)
 
 
 def fill(template: str, values: Mapping[str, str]) -> str:
@@ -24,4 +38,48 @@ def fill(template: str, values: Mapping[str, str]) -> str:
             return f"<{name}>"
         return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), "") or f"<{m.group(1)}>", fallback)
 
-    return _PLACEHOLDER.sub(one, template).strip()
+    text = "\n".join(_unpasteable(line) for line in _PLACEHOLDER.sub(one, template).strip().splitlines())
+    if values.get("_platform") == WINDOWS:
+        text = for_windows(text)
+    return text
+
+
+def _unpasteable(line: str) -> str:
+    """A `$` line that kept a `<name>` is no command to paste: say it in words instead."""
+    holes = re.findall(r"<(\w+)>", line) if line.lstrip().startswith("$ ") else []
+    if not holes:
+        return line
+    command = re.sub(r"\s*<\w+>", "", line.lstrip()[2:]).strip()
+    return f"(then run `{command}` with the {', '.join(h.replace('_', ' ') for h in holes)} added)"
+
+
+def for_windows(text: str) -> str:
+    """The same fix with its `$` lines in PowerShell and Windows paths."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if not line.lstrip().startswith("$ "):
+            out.append(line)
+            continue
+        if re.search(r"\bapt(?:-get)? install\b.*\b(?:gcc|g\+\+|build-essential)", line):
+            if _VS_TOOLS not in out:
+                out.append(_VS_TOOLS)
+            continue
+        line = line.replace("/usr/local/cuda-" + _TORCH_CUDA, _WIN_ROOT + _TORCH_CUDA.replace('"', "'"))
+        m = _EXPORT.match(line)
+        if m:
+            body = m.group(2)
+            pairs = [tuple(body.split("=", 1))] if "$(" in body else _ASSIGN.findall(body)
+            line = m.group(1) + "; ".join(_ps_assign(k, v) for k, v in pairs)
+        line = _TOOLKIT.sub(lambda m: _WIN_ROOT + m.group(1), line)
+        line = line.replace("$CUDA_HOME", "$env:CUDA_HOME").replace("$CONDA_PREFIX", "$env:CONDA_PREFIX")
+        out.append(line)
+    return "\n".join(out)
+
+
+def _ps_assign(name: str, value: str) -> str:
+    value = value.strip("\"'")
+    if name == "PATH":
+        value = value.replace("/bin:", "\\bin;").replace(":$PATH", ";$env:PATH").replace("$PATH", "$env:PATH")
+    elif name in ("CC", "CXX", "NVCC_CCBIN"):
+        value = "cl.exe"
+    return f'$env:{name} = "{value}"'

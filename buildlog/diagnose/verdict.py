@@ -278,15 +278,39 @@ def _from_model(data: Inputs, span: Span) -> RootCause | None:
     )  # fmt: skip
 
 
+# Symptoms that show the build's own output is in the log: advice to rerun verbosely does not fit then.
+_BUILD_OUTPUT = frozenset({
+    "compiler-error-diagnostic", "python-final-exception", "ninja-subcommand-failed", "ninja-failed-target",
+    "torch-error-compiling-objects", "make-error", "setuptools-command-failed",
+})  # fmt: skip
+_SUMMARY_ONLY = frozenset({"pip-wheel-failed"})  # hints that assume the build's output is hidden
+_FIRST_ERRORS = ("compiler-error-diagnostic", "python-final-exception")
+
+
 def _hint_for(data: Inputs, span: Span) -> Hint | None:
-    """The first hint whose symptom is in the unexplained attempt."""
+    """The first hint whose symptom is in the unexplained attempt (and whose advice fits the log)."""
     fired = {f.rule.id for f in data.findings if f.attempt == span.number}
-    return next((h for h in data.knowledge.hints if h.when in fired), None)
+    verbose = bool(fired & _BUILD_OUTPUT)
+    return next(
+        (h for h in data.knowledge.hints if h.when in fired and not (verbose and h.when in _SUMMARY_ONLY)), None
+    )
+
+
+def _first_error(data: Inputs, span: Span) -> Finding | None:
+    """The first compiler or Python error of the attempt: usually the cause, the rest its consequences."""
+    errors = [f for f in data.findings if f.attempt == span.number and f.rule.id in _FIRST_ERRORS]
+    return min(errors, key=lambda f: f.line, default=None)
 
 
 def _unknown(data: Inputs, span: Span) -> RootCause:
     hint = _hint_for(data, span)
     text = hint.text if hint else "No rule explains this failure. The first error line is usually the cause."
+    stage = span.stage
+    if stage != "start":
+        text += f"\nThe attempt failed in the {stage} stage."
+    first = _first_error(data, span)
+    if first is not None:
+        text += f"\nFirst error (line {first.line}): {first.event.text.strip()[:240]}"
     guess = _model_guess(data, span)
     return RootCause(
         id="unknown", title="No known cause matched", confidence=0.0, evidence=_relevant(data)[:MAX_EVIDENCE], rule=None,
@@ -311,6 +335,9 @@ def _relevant(data: Inputs) -> list[Evidence]:
         picked.setdefault(f.line, f.event.text)
         if len(picked) >= MAX_RELEVANT:
             break
+    first = min((f for f in data.findings if f.rule.id in _FIRST_ERRORS), key=lambda f: f.line, default=None)
+    if first is not None and first.line not in picked:  # the first error always, even past the limit
+        picked[first.line] = first.event.text
     return [Evidence(line=n, text=t) for n, t in sorted(picked.items())]
 
 

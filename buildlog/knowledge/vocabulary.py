@@ -100,8 +100,9 @@ FACT_GROUP_ALIASES = {
     "torch_cuda_2": "torch_cuda",
     "jobs_2": "jobs",
     "jobs_3": "jobs",
+    "torch_2": "torch",
 }
-FACT_GROUPS_COMBINED = frozenset({"package", "version", "ram_kb", "site"})
+FACT_GROUPS_COMBINED = frozenset({"package", "version", "ram_kb", "site", "windows"})
 
 # Kinds of change between two attempts (knowledge/resolution.toml ranks them per cause).
 CHANGE_KINDS = frozenset({
@@ -117,6 +118,7 @@ DERIVED_VALUES = frozenset({
     "package", "package_args", "venv_python", "venv_hint", "module_package", "library_name",
     "requirement_name", "gpu_arch_list", "gpu_hint", "found_torch", "found_torch_index", "nvcc_torch",
     "nvcc_torch_index", "gcc_max", "driver_min", "recommended_jobs", "jobs_hint",
+    "found_torch_spec", "nvcc_torch_spec", "torch_base_spec", "package_name",
 })  # fmt: skip
 
 ROLES = ("cause", "symptom", "success", "noise")

@@ -1,0 +1,58 @@
+"""Fixes you can paste: every `$` line of every fix runs as written, on Linux and on Windows.
+
+Each rule's fix is filled from each of its own examples (its named groups, no facts: the worst case,
+where every value falls back) and once as for a Linux log and once as for a Windows log. No `$` line
+may keep a placeholder (`<...>`: the shell reads `<` as a redirect; `X.Y`, `cuXYZ`, `gcc-N`, an
+unfilled `{name}`), and a Windows fix uses PowerShell, not `export` or apt.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.placeholders import PLACEHOLDER, bad_commands, commands
+from buildlog.diagnose.fixes import template_values
+from buildlog.diagnose.template import WINDOWS, fill
+from buildlog.knowledge.artefact import bundled
+from buildlog.report.schema import Facts
+from tests.conftest import analyse_text
+
+K = bundled()
+FIXED = [r for r in K.rules if r.fix]
+
+
+def _renders(rule):
+    for example in rule.examples.fire:
+        match = rule.regex.search(example)
+        captures = {k: v for k, v in (match.groupdict() if match else {}).items() if v}
+        values = template_values(captures, Facts(), None, K)
+        yield "linux", fill(rule.fix, {**values, "_platform": ""})
+        yield "windows", fill(rule.fix, {**values, "_platform": WINDOWS})
+
+
+@pytest.mark.parametrize("rule", FIXED, ids=lambda r: r.id)
+def test_every_fix_command_runs_as_written(rule):
+    for platform, text in _renders(rule):
+        for command in commands(text):
+            assert not PLACEHOLDER.search(command), f"{platform}: {command}"
+            if platform == WINDOWS:
+                assert not command.startswith(("export ", "sudo apt")), command
+
+
+def test_a_windows_log_gets_powershell_and_visual_studio():
+    log = (
+        "PS C:\\Users\\dev\\proj> pip install flash-attn --no-build-isolation\n"
+        "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\include\\crt/host_config.h(153): fatal error C1189: "
+        "#error:  -- unsupported Microsoft Visual Studio version! Only the versions between 2017 and 2022 (inclusive) are supported!\n"
+    )
+    report = analyse_text(log).report
+    fixes = "\n".join(c.fix for c in report.root_causes)
+    assert "apt" not in fixes and "export " not in fixes
+    assert not bad_commands(report)
+
+
+def test_a_linux_log_keeps_its_shell():
+    log = "$ pip install --no-build-isolation flash-attn\nOSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n"
+    fixes = "\n".join(c.fix for c in analyse_text(log).report.root_causes)
+    assert "$ export CUDA_HOME=" in fixes and "$env:" not in fixes
+    assert "<" not in "".join(commands(fixes))
