@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from buildlog.cli import main
+from buildlog.knowledge.artefact import bundled
 from buildlog.store import intake
 from tests.conftest import CORPUS
 
@@ -191,3 +192,19 @@ def test_a_store_path_that_cannot_be_looked_at_is_a_clear_error(monkeypatch, tmp
 
     monkeypatch.setattr(Path, "is_dir", denied)
     one_line_error(run("corpus", "list", "--store", str(tmp_path / "x.sqlite")), "cannot open the store")
+
+
+def test_a_plain_log_too_big_to_hold_is_analysed_as_a_stream_and_kept_as_an_excerpt(tmp_path, monkeypatch):
+    """Over MAX_LOG_BYTES a plain log is read twice, never held: the analysis streams, the excerpt
+    keeps its start, the proof with its context and its end (the issue's 300 MB import)."""
+    monkeypatch.setattr(intake, "MAX_LOG_BYTES", 1024 * 1024)
+    noise = "".join(f"[{i}/9000] c++ -O2 -c src/file_{i}.cpp -o build/file_{i}.o\n" for i in range(60_000))
+    log = tmp_path / "big.log"
+    log.write_text("$ pip install ext --no-build-isolation\n" + noise + "ModuleNotFoundError: No module named 'psutil'\n" + noise)
+    assert log.stat().st_size > 4 * 1024 * 1024
+    knowledge = bundled()
+    name, entry = intake.entry_from_file(str(log), knowledge)
+    assert entry.cause == "missing_build_dependency"
+    assert "No module named 'psutil'" in entry.log and entry.log.startswith("$ pip install ext")
+    assert len(entry.log.encode()) <= intake.MAX_KEPT_BYTES and "lines left out" in entry.log
+    assert entry.kept.startswith("kept an excerpt of")

@@ -82,7 +82,7 @@ def corpus_add(
       pip install flash-attn 2>&1 | buildlog corpus add -
     """
     from buildlog.store.exchange import now_stamp
-    from buildlog.store.intake import check_cause, entry_from_bytes, read_log
+    from buildlog.store.intake import check_cause, entry_from_file
 
     chosen = settings()
     knowledge = knowledge_with(chosen)
@@ -91,9 +91,8 @@ def corpus_add(
     found = _store(store)  # a foreign --store fails before the analysis, not after
     shared = bool(found is not None and found.shared) or _shared(store)
     _close(found)
-    name, data = read_log(log)
-    entry = entry_from_bytes(
-        name, data, knowledge, cause=cause, title=title, fix=fix, ticket=ticket,
+    name, entry = entry_from_file(
+        log, knowledge, cause=cause, title=title, fix=fix, ticket=ticket,
         redact_paths=redact_paths or chosen.redact_paths or shared,
     )  # fmt: skip
     with _store(store, create=True) as opened:

@@ -20,7 +20,7 @@ from buildlog.errors import BuildlogError
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.store.backend import Store
 from buildlog.store.cases import Case, Sidecar, dump_sidecar, iter_cases
-from buildlog.store.intake import check_cause, entry_from_bytes, read_log
+from buildlog.store.intake import check_cause, entry_from_file
 from buildlog.store.records import Entry, Stored
 
 GZIP_ABOVE = 200 * 1024  # the corpus's rule: logs over ~200 KB are gzipped
@@ -124,15 +124,15 @@ def read_cases(folder: Path, knowledge: Knowledge, redact_paths: bool = False) -
             skipped.append(case.slug)
             continue
         cause = check_cause(side.causes[0], knowledge, where=f"{case.slug}.toml")
-        try:
-            _, data = read_log(str(case.log_path))  # streamed, and bounded however far it unpacks
+        try:  # a big plain log is analysed as a stream and kept as an excerpt; a compressed one is bounded
+            _, entry = entry_from_file(
+                str(case.log_path), knowledge, cause=cause, title=side.title, fix=side.fix, ticket=side.ticket,
+                key_lines=side.key_lines, redact_paths=redact_paths, use_model=False,
+            )  # fmt: skip
         except BuildlogError as exc:
             skipped.append(f"{case.slug} ({exc})")
             continue
-        entry = entry_from_bytes(
-            case.slug, data, knowledge, cause=cause, title=side.title, fix=side.fix, ticket=side.ticket,
-            key_lines=side.key_lines, redact_paths=redact_paths, use_model=False,
-        )  # fmt: skip
+        entry = replace(entry, source=case.slug) if entry.source != case.slug else entry
         first = side.date or now_stamp()
         items.append((entry, side.seen, first, max(side.last_seen or first, first)))
     return Imported(items, skipped)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from buildlog.errors import BuildlogError
 from buildlog.ingest.clean import decode
@@ -103,8 +104,10 @@ def entry_from(
     ticket: str = "",
     key_lines: Sequence[str] = (),
     redact_paths: bool = False,
+    kept: tuple[str, str] | None = None,
 ) -> Entry:
-    """The store entry of an analysed log (see entry_from_bytes); the log kept is masked here."""
+    """The store entry of an analysed log (see entry_from_bytes); the log kept (its bytes, or
+    `kept`: an excerpt already made, and its note) is masked here."""
     mask = knowledge.mask(redact_paths)
     report = analysis.report
     if report.status == "empty":
@@ -117,8 +120,8 @@ def entry_from(
     check_cause(cause, knowledge)
     lines = list(analysis.failure)
     key_lines = tuple(mask(k) for k in key_lines) or _key_lines(analysis, cause)
-    kept, note = excerpt(decode(data), _proof_lines(analysis))
-    kept = mask(kept)
+    text, note = kept if kept is not None else excerpt(decode(data), _proof_lines(analysis))
+    text = mask(text)
     return Entry(
         fingerprint=fingerprint(lines, cause),
         shape=fingerprint(lines),
@@ -129,7 +132,7 @@ def entry_from(
         key_lines=key_lines,
         failure=tuple(lines),
         counts=features(lines),
-        log=kept,
+        log=text,
         fix=mask(fix),
         ticket=knowledge.mask()(ticket),
         kept=note,
@@ -151,16 +154,22 @@ def excerpt(text: str, proof: Sequence[int], limit: int = MAX_KEPT_BYTES) -> tup
     if len(text) <= limit // 4 or len(text.encode("utf-8")) <= limit:
         return text, ""
     lines = text.split("\n")
-    wanted: set[int] = set(range(min(KEEP_HEAD, len(lines))))
-    wanted.update(range(max(0, len(lines) - KEEP_TAIL), len(lines)))
+    return excerpt_of_lines(iter(lines), len(lines), proof, limit)
+
+
+def excerpt_of_lines(lines: Iterator[str], count: int, proof: Sequence[int], limit: int = MAX_KEPT_BYTES) -> tuple[str, str]:
+    """excerpt() over lines read one by one (a log too big to hold: only what is kept is held)."""
+    wanted: set[int] = set(range(min(KEEP_HEAD, count)))
+    wanted.update(range(max(0, count - KEEP_TAIL), count))
     for n in proof:
-        wanted.update(range(max(0, n - 1 - KEEP_AROUND), min(len(lines), n + KEEP_AROUND)))
+        wanted.update(range(max(0, n - 1 - KEEP_AROUND), min(count, n + KEEP_AROUND)))
     out: list[str] = []
     size, last, kept = 0, -1, 0
-    for index in sorted(wanted):
+    for index, line in enumerate(lines):
+        if index not in wanted:
+            continue
         if index != last + 1:
             out.append(f"[buildlog: {index - last - 1} lines left out]")
-        line = lines[index]
         if len(line) > KEEP_LINE:
             line = line[:KEEP_LINE] + f" [buildlog: {len(line) - KEEP_LINE} characters left out]"
         size += len(line.encode("utf-8")) + 1
@@ -169,8 +178,46 @@ def excerpt(text: str, proof: Sequence[int], limit: int = MAX_KEPT_BYTES) -> tup
             break
         out.append(line)
         last, kept = index, kept + 1
-    note = f"kept an excerpt of {kept:,} of {len(lines):,} lines (logs over {limit // 1024} KiB are not kept whole)"
+    note = f"kept an excerpt of {kept:,} of {count:,} lines (logs over {limit // 1024} KiB are not kept whole)"
     return "\n".join(out), note
+
+
+def entry_from_file(
+    path: str, knowledge: Knowledge, *, redact_paths: bool = False, use_model: bool = True, **labels: Any
+) -> tuple[str, Entry]:
+    """A log file of any size as a store entry, in bounded memory. A plain file over MAX_LOG_BYTES
+    is read once to analyse it as a stream and once more for the excerpt kept; anything else
+    (standard input, which cannot be read twice; a compressed file, which could unpack without
+    end) is held whole up to MAX_LOG_BYTES (read_log)."""
+    source = open_source(path)
+    big = path != "-" and source.disk is None and (source.size or 0) > MAX_LOG_BYTES
+    if not big:
+        source.stream.close()
+        name, data = read_log(path)
+        return name, entry_from_bytes(name, data, knowledge, redact_paths=redact_paths, use_model=use_model, **labels)
+    options = Options(redact_paths=redact_paths, use_model=use_model)
+    with source.stream:
+        analysis = trace(source, knowledge, options=options)
+    count = analysis.report.lines
+    again = open_source(path)
+    with again.stream:
+        kept, note = excerpt_of_lines(_lines(again), count, _proof_lines(analysis))
+    entry = entry_from(source.name, b"", analysis, knowledge, redact_paths=redact_paths, kept=(kept, note), **labels)
+    return source.name, entry
+
+
+def _lines(source: Source) -> Iterator[str]:
+    """The decoded lines of a source, read in chunks (a line cut by the reader continues in the next)."""
+    rest = b""
+    for chunk in iter_chunks(source.stream):
+        parts = (rest + chunk).split(b"\n")
+        rest = parts.pop()
+        for raw in parts:
+            yield decode(raw[: 4 * KEEP_LINE])
+        if len(rest) > 4 * KEEP_LINE:  # a line without end in sight: only its start can be kept
+            rest = rest[: 4 * KEEP_LINE]
+    if rest:
+        yield decode(rest)
 
 
 def _title(analysis: Analysis, cause: str, key_lines: Sequence[str], knowledge: Knowledge) -> str:
