@@ -231,3 +231,10 @@ def test_a_clipped_line_keeps_no_half_token():
     raw = cands[0].raw
     assert b"error: here" in raw and raw.startswith(b"y")  # the cut fell inside the token: it is gone whole
     assert token[-12:] not in raw and not raw.endswith(b"z")
+
+
+def test_only_a_command_anchor_starts_afresh_not_its_neighbours_in_the_plan():
+    """`pip wheel ` and `+ pip install` both contain the kept anchor `pip`; only the second is a command."""
+    data = b"error: same\n+ pip install x\nerror: same\npip wheel y\nerror: same\n"
+    got, _ = _lines(data, "plain", anchors=["error:", "pip", "+ pip install", "pip wheel "], resets=["+ pip install"], repeats=1)
+    assert got == [1, 2, 3, 4]  # the error after `pip wheel` repeats one already taken since the command

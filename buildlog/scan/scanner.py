@@ -153,7 +153,10 @@ class Scanner:
         self.repeats = repeats
         reset_names = set(resets)
         self._resets = frozenset(i for i, name in enumerate(self._names) if name in reset_names)
-        self._reset_implied = {i for i, pairs in enumerate(self._implied) for _, name in pairs if name in reset_names}
+        # command anchors that contain a kept anchor: looked for on a line only when that one is there
+        self._reset_implied = {
+            i: texts for i, pairs in enumerate(self._implied) if (texts := [t for t, name in pairs if name in reset_names])
+        }
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: set[int] = set()
@@ -206,7 +209,7 @@ class Scanner:
             raw = _clip(chunk, start, end, pos)
             indices = {index for _, index in hits}
             command = bool(indices & self._resets) or any(
-                name.encode("utf-8") in raw for index in indices & self._reset_implied for _, name in self._implied[index]
+                text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
             )
             if command:
                 self._reset()
