@@ -103,12 +103,13 @@ def main() -> None:
     safe_streams()
 
 
-FORMAT_NAMES = ["terminal", "markdown", "json", "github", "junit", "html"]
+FORMAT_NAMES = ["terminal", "markdown", "json", "github", "junit", "html", "gitlab"]
 FORMATS = click.Choice(FORMAT_NAMES)
 FORMAT_HELP = (
     "terminal: a report for people; markdown: paste into a ticket; json: for machines (see `buildlog schema`); "
     "github: annotations and the job summary in GitHub Actions; junit: a JUnit XML test report (GitLab's test panel); "
-    "html: a self-contained page with the timeline drawn."
+    "html: a self-contained page with the timeline drawn; "
+    "gitlab: the terminal report in GitLab's collapsible sections (the default when $GITLAB_CI is true)."
 )
 
 # What a console that cannot show a character gets instead: the report's marks have ASCII
@@ -151,8 +152,20 @@ def _columns() -> int | None:
     return value if 40 <= value <= 400 else None
 
 
-def render_reports(reports: list[Any], fmt: str, color: bool | None = False, width: int | None = None) -> str:
-    """The reports as text in one format (several logs: one after the other, or one document)."""
+def render_reports(
+    reports: list[Any], fmt: str, color: bool | None = False, width: int | None = None, now: int | None = None
+) -> str:
+    """The reports as text in one format (several logs: one after the other, or one document).
+
+    `now`: the time GitLab's section markers carry (default: the clock's)."""
+    if fmt == "gitlab":
+        import io
+        import time
+
+        from buildlog.render.gitlab import render_gitlab
+
+        console = _console(gitlab_color(color), width or (_columns() or 100), file=io.StringIO())
+        return render_gitlab(reports, console, int(time.time()) if now is None else now)
     if fmt == "json":
         from buildlog.render.jsonout import render_json
 
@@ -191,6 +204,9 @@ def render_reports(reports: list[Any], fmt: str, color: bool | None = False, wid
 def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
     """Print one report, or a list of reports, on stdout in the chosen format."""
     reports = report if isinstance(report, list) else [report]
+    if fmt == "gitlab":
+        sys.stdout.write(render_reports(reports, fmt, color, width))
+        return
     if fmt != "terminal":
         sys.stdout.write(render_reports(reports, fmt))
         return
@@ -201,6 +217,11 @@ def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
         if n:
             sys.stdout.write("\n")
         render_terminal(one, console)
+
+
+def gitlab_color(color: bool | None) -> bool:
+    """GitLab's job log shows colours though it is no terminal: on unless --no-color or NO_COLOR."""
+    return color if color is not None else "NO_COLOR" not in os.environ
 
 
 def _console(color: bool | None, width: int | None, file: Any = None) -> Any:

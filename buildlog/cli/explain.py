@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -31,7 +32,7 @@ from buildlog.cli.base import (
 
 @main.command()
 @click.argument("logs", metavar="LOG...", nargs=-1, required=True)
-@click.option("-f", "--format", "fmt", type=FORMATS, default="terminal", show_default=True, help=FORMAT_HELP)
+@click.option("-f", "--format", "fmt", type=FORMATS, default=None, help=f"{FORMAT_HELP} [default: terminal]")
 @click.option(
     "--color/--no-color",
     default=None,
@@ -74,6 +75,9 @@ def explain(
       buildlog explain build.log --rules team-rules/
       buildlog explain logs_1234.zip -o json:report.json -o markdown:report.md
     """
+    from buildlog.cli.settings import default_format
+
+    fmt = fmt or default_format(os.environ)
     analyses = analyse_logs(
         logs, redact_paths=redact_paths, rules=rules, store=False if no_seen_before else store, quiet=quiet
     )

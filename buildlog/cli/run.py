@@ -1,12 +1,14 @@
 """`buildlog run -- CMD`: run a build as the shell would, keep its whole output, explain a failure.
 
-The command runs in its own process group, made the terminal's foreground group when there is a
-terminal (what a shell does for a job), so Ctrl-C reaches the build, once, and the build decides
-how to stop. A signal sent to buildlog itself (a CI cancelling the job) is passed on to the
-build's group. Its output is streamed unchanged: through a pseudo-terminal when stdout is a
-terminal, so colours and progress bars stay, through a pipe otherwise. Every byte also goes to the
-log, flushed as it comes, after a header with the environment (buildlog/probe.py) and before a
-footer with the exit code.
+On POSIX the command runs in its own process group, made the terminal's foreground group when
+there is a terminal (what a shell does for a job), so Ctrl-C reaches the build, once, and the
+build decides how to stop. A signal sent to buildlog itself (a CI cancelling the job) is passed on
+to the build's group. On Windows the console sends Ctrl-C to every process attached to it, the
+build included, so buildlog only notes it. Its output is streamed unchanged: through a
+pseudo-terminal when stdout is a terminal on POSIX, so colours and progress bars stay; through a
+plain pipe otherwise (Windows, a CI job, a redirect, or --no-pty), copied by a thread as it comes.
+Every byte also goes to the log, flushed as it comes, after a header with the environment
+(buildlog/probe.py) and before a footer with the exit code.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +46,10 @@ from buildlog.errors import BuildlogError
 # SIGHUP is POSIX only; this module is imported with every command, on Windows too.
 FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 PROBE_TIMEOUT = 60  # seconds for one probe command (importing torch can take a while)
+POSIX = os.name == "posix"
+# After the command ends, its output is read until the pipe closes, or until it has been silent
+# this long: a process the build left running in the background may hold the pipe open for ever.
+DRAIN_QUIET = 0.5
 
 
 def probe_runner(argv: Sequence[str]) -> tuple[int, str] | None:
@@ -84,31 +91,43 @@ def _open_log(path: Path) -> BinaryIO:
         raise BuildlogError(f"{path}: cannot write the log ({exc.strerror or exc})") from None
 
 
+def wants_pty(echo: BinaryIO | None, choice: bool | None) -> bool:
+    """A pseudo-terminal for the build: asked for, or by default when the output is shown on a terminal.
+
+    Only POSIX has them; elsewhere, and when asked not to, the build gets plain pipes."""
+    if not POSIX or not hasattr(os, "openpty") or choice is False:
+        return False
+    return choice is True or (echo is not None and _isatty(echo))
+
+
 class Build:
     """The running command: its process, where its output comes from, whether it was interrupted."""
 
-    def __init__(self, argv: Sequence[str], log: BinaryIO, echo: BinaryIO | None) -> None:
+    def __init__(self, argv: Sequence[str], log: BinaryIO, echo: BinaryIO | None, use_pty: bool) -> None:
         self.log, self.echo = log, echo
         self.interrupted = False
+        self.use_pty = use_pty
         self.terminal = _terminal_fd()
-        use_pty = echo is not None and _isatty(echo)
         if use_pty:
             self.read_fd, child_out = os.openpty()
-            _copy_window_size(echo, child_out)
+            if echo is not None:
+                _copy_window_size(echo, child_out)
             kwargs: dict[str, Any] = {"stdout": child_out, "stderr": child_out}
         else:
-            kwargs = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+            kwargs = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "bufsize": 0}
+        if POSIX:
+            kwargs["preexec_fn"] = os.setpgrp
         try:
-            self.process = subprocess.Popen(list(argv), preexec_fn=os.setpgrp, **kwargs)  # noqa: PLW1509
+            self.process = subprocess.Popen(list(argv), **kwargs)  # noqa: PLW1509
         except FileNotFoundError:
             raise BuildlogError(f"{argv[0]}: command not found") from None
         except PermissionError:
             raise BuildlogError(f"{argv[0]}: permission denied") from None
+        except OSError as exc:  # e.g. not an executable (Windows: %1 is not a valid Win32 application)
+            raise BuildlogError(f"{argv[0]}: cannot run ({exc.strerror or exc})") from None
         finally:
             if use_pty:
                 os.close(child_out)
-        if not use_pty:
-            self.read_fd = self.process.stdout.fileno()  # type: ignore[union-attr]
         self._foreground(self.process.pid)
 
     def _foreground(self, pgrp: int) -> None:
@@ -125,13 +144,70 @@ class Build:
 
     def forward(self, signum: int, frame: Any) -> None:
         self.interrupted = True
+        if not POSIX:  # the console sent Ctrl-C (or Ctrl-Break) to the build as well
+            return
         try:
             os.killpg(self.process.pid, signum)
         except OSError:
             pass
 
+    def _write(self, data: bytes) -> None:
+        self.log.write(data)
+        self.log.flush()
+        if self.echo is not None:
+            try:
+                self.echo.write(data)
+                self.echo.flush()
+            except OSError:  # the terminal went away: keep logging
+                self.echo = None
+
     def pump(self) -> int:
         """Copy the output to the terminal and the log until the command ends; its exit status."""
+        code = self._pump_pty() if self.use_pty else self._pump_pipe()
+        self._foreground(os.getpgrp() if POSIX else 0)
+        if code < 0:
+            self.interrupted = self.interrupted or -code in FORWARDED
+            return 128 - code
+        return code
+
+    def _pump_pipe(self) -> int:
+        """Plain pipes, on any system: a thread copies the output as it comes; this one waits."""
+        lock, done, stopped, last = threading.Lock(), threading.Event(), threading.Event(), [time.monotonic()]
+
+        def copy() -> None:
+            out = self.process.stdout
+            try:
+                while out is not None:
+                    data = out.read(65536)  # unbuffered: whatever the build has written so far
+                    if not data:
+                        break
+                    with lock:
+                        if stopped.is_set():
+                            break
+                        self._write(data)
+                        last[0] = time.monotonic()
+            except (OSError, ValueError):
+                pass
+            finally:
+                done.set()
+
+        reader = threading.Thread(target=copy, name="buildlog-output", daemon=True)
+        reader.start()
+        while True:
+            try:
+                code = self.process.wait(timeout=0.2)  # in steps, so Ctrl-C is seen (Windows)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+            except KeyboardInterrupt:  # where no handler was installed for SIGINT
+                self.interrupted = True
+        while not done.wait(0.1) and time.monotonic() - last[0] < DRAIN_QUIET:
+            pass
+        with lock:  # a process left behind may still write: not into a closed log
+            stopped.set()
+        return code
+
+    def _pump_pty(self) -> int:
         while True:
             try:
                 ready, _, _ = select.select([self.read_fd], [], [], 0.5)
@@ -149,20 +225,8 @@ class Build:
                 raise
             if not data:
                 break
-            self.log.write(data)
-            self.log.flush()
-            if self.echo is not None:
-                try:
-                    self.echo.write(data)
-                    self.echo.flush()
-                except OSError:  # the terminal went away: keep logging
-                    self.echo = None
-        code = self.process.wait()
-        self._foreground(os.getpgrp())
-        if code < 0:
-            self.interrupted = self.interrupted or -code in FORWARDED
-            return 128 - code
-        return code
+            self._write(data)
+        return self.process.wait()
 
 
 def _pending(fd: int) -> bool:
@@ -179,6 +243,8 @@ def _isatty(stream: Any) -> bool:
 
 def _terminal_fd() -> int | None:
     """stdin's terminal when this process is in its foreground (an interactive shell's job)."""
+    if not POSIX:
+        return None
     try:
         if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
             return 0
@@ -198,7 +264,9 @@ def _copy_window_size(echo: Any, fd: int) -> None:
         pass
 
 
-def run_build(argv: Sequence[str], log_path: Path, echo: BinaryIO | None) -> tuple[int, bool, float]:
+def run_build(
+    argv: Sequence[str], log_path: Path, echo: BinaryIO | None, use_pty: bool | None = None
+) -> tuple[int, bool, float]:
     """Header, the command with its output streamed and logged, footer: (exit code, interrupted, seconds)."""
     from buildlog.probe import footer, header
 
@@ -211,7 +279,7 @@ def run_build(argv: Sequence[str], log_path: Path, echo: BinaryIO | None) -> tup
         lines = [*header(found, when), f"$ {shlex.join(argv)}"]
         log.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
         log.flush()
-        build = Build(argv, log, echo)
+        build = Build(argv, log, echo, wants_pty(echo, use_pty))
         previous = {sig: signal.signal(sig, build.forward) for sig in FORWARDED}
         try:
             code = build.pump()
@@ -230,16 +298,18 @@ def run_build(argv: Sequence[str], log_path: Path, echo: BinaryIO | None) -> tup
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARGS]...")
 @click.option("--log", "log", default=None, metavar="FILE",
               help="Save the whole output here (default: a timestamped file in .buildlog/).")  # fmt: skip
-@click.option("-f", "--format", "fmt", type=FORMATS, default="terminal", show_default=True, help=FORMAT_HELP)
+@click.option("-f", "--format", "fmt", type=FORMATS, default=None, help=f"{FORMAT_HELP} [default: terminal]")
 @click.option("--color/--no-color", default=None, help="Colour in the report (default: only on a terminal).")
 @click.option("--width", type=click.IntRange(40, 400), default=None, help="Report width (default: the terminal's).")
 @click.option("--redact-paths", is_flag=True, help="Also mask user names, home folders and host names in the report.")
+@click.option("--pty/--no-pty", "use_pty", default=None,
+              help="Run the build on a pseudo-terminal (the default when stdout is a terminal, POSIX only), or on plain pipes.")  # fmt: skip
 @output_options
 @rules_option
 @friendly
 def run(
-    command: tuple[str, ...], log: str | None, fmt: str, color: bool | None, width: int | None, redact_paths: bool,
-    outputs: list[tuple[str, str]], quiet: bool, rules: tuple[str, ...],
+    command: tuple[str, ...], log: str | None, fmt: str | None, color: bool | None, width: int | None,
+    redact_paths: bool, use_pty: bool | None, outputs: list[tuple[str, str]], quiet: bool, rules: tuple[str, ...],
 ) -> None:  # fmt: skip
     """Run a build, save its whole output, and explain it if it fails.
 
@@ -258,11 +328,12 @@ def run(
       buildlog run --format github -- python setup.py bdist_wheel
       buildlog run -o junit:buildlog.xml -- uv pip install xformers
     """
+    from buildlog.cli.settings import default_format
+
     argv = list(command[1:] if command and command[0] == "--" else command)
-    if os.name != "posix":
-        raise BuildlogError(
-            "buildlog run needs a POSIX system (Linux, macOS); on Windows save the output and use `buildlog explain`"
-        )
+    fmt = fmt or default_format(os.environ)
+    if use_pty and not POSIX:
+        raise BuildlogError("--pty needs a POSIX system (Linux, macOS); on Windows the build runs on pipes")
     if not argv:
         raise BuildlogError("give the command to run after --, e.g. buildlog run -- pip install flash-attn")
     log_path = Path(log) if log else default_log()
@@ -270,7 +341,12 @@ def run(
         click.echo(f"buildlog: saving the output to {log_path}", err=True)
     sys.stdout.flush()
     echo = None if quiet else sys.stdout.buffer
-    code, interrupted, seconds = run_build(argv, log_path, echo)
+    fold = fmt == "gitlab" and echo is not None  # the build's output in a section of the job log
+    if fold:
+        _marker(echo, section_start_line("buildlog_build", f"$ {shlex.join(argv)}"))
+    code, interrupted, seconds = run_build(argv, log_path, echo, use_pty)
+    if fold:
+        _marker(echo, section_end_line("buildlog_build"))
     (analysis,) = analyse_logs((str(log_path),), redact_paths=redact_paths, rules=rules, quiet=quiet)
     report = analysis.report
     write_outputs([report], outputs)
@@ -287,7 +363,7 @@ def _tell(
     if interrupted:
         click.echo(f"buildlog: ✗ the build was interrupted (Ctrl-C or a signal) after {seconds:.0f} s, "
                    f"exit code {code}; nothing in it failed on its own. The log so far: {log_path}", err=True)  # fmt: skip
-        if fmt != "terminal":
+        if fmt not in ("terminal", "gitlab"):
             _emit(report, fmt, color, width)
         return
     if code != 0:
@@ -298,5 +374,26 @@ def _tell(
         return
     risks = "".join(f"\n  ! {r.title}" for r in report.risks)
     click.echo(f"buildlog: ✓ the command succeeded in {seconds:.0f} s; log: {log_path}{risks}", err=True)
-    if fmt not in ("terminal", "markdown"):
+    if fmt not in ("terminal", "markdown", "gitlab"):
         _emit(report, fmt, color, width)
+
+
+def section_start_line(name: str, header: str) -> str:
+    from buildlog.render.gitlab import section_start
+
+    return section_start(name, header, int(time.time())) + "\n"
+
+
+def section_end_line(name: str) -> str:
+    from buildlog.render.gitlab import section_end
+
+    return section_end(name, int(time.time())) + "\n"
+
+
+def _marker(echo: BinaryIO, line: str) -> None:
+    """A GitLab section marker on the terminal only: the log keeps the build's bytes alone."""
+    try:
+        echo.write(line.encode("utf-8", "replace"))
+        echo.flush()
+    except OSError:
+        pass

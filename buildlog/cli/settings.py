@@ -11,6 +11,8 @@ message (exit 2), never an internal error. The variables:
                         cache folder, $XDG_CACHE_HOME/buildlog when that is an absolute path)
   BUILDLOG_DEBUG        1 to show the traceback of an internal error
   NO_COLOR              no colour in the terminal report
+  GITLAB_CI             true (set by every GitLab runner): the report's default format is gitlab,
+                        the terminal report in the job log's collapsible sections
 
 Config: `[tool.buildlog]` in the nearest pyproject.toml, or a buildlog.toml, found from the
 current folder upwards, may say `rules = ["folder", ...]` (relative to that file),
@@ -134,3 +136,8 @@ def knowledge_for(settings: Settings, extra_rules: Sequence[str] = ()) -> Any:
 
     paths = [*settings.rules, *(Path(p) for p in extra_rules)]
     return with_user_rules(bundled(), paths, settings.disable)
+
+
+def default_format(env: Mapping[str, str]) -> str:
+    """The report format when --format is not given: gitlab inside a GitLab CI job, else terminal."""
+    return "gitlab" if env.get("GITLAB_CI", "").strip().lower() == "true" else "terminal"

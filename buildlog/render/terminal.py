@@ -39,20 +39,28 @@ def render_terminal(report: Report, console: Console) -> None:
     """Print the report on `console` (trailing padding removed, so pasted output stays clean)."""
     with console.capture() as captured:
         console.print(_header(report))
-        for block in (
-            _narrative(report),
-            _timeline(report),
-            _solved(report),
-            _causes(report),
-            _relevant(report),
-            _risks(report),
-            _similar(report),
-            _facts(report),
-        ):
-            if block is not None:
-                console.print()
-                console.print(block, crop=False)
-    console.file.write(_TRAILING.sub(r"\1", captured.get()))
+        for _, block in blocks(report):
+            console.print()
+            console.print(block, crop=False)
+    console.file.write(unpadded(captured.get()))
+
+
+def unpadded(text: str) -> str:
+    """Rendered text without the spaces rich pads each line with (colour codes kept)."""
+    return _TRAILING.sub(r"\1", text)
+
+
+BLOCKS = ("narrative", "timeline", "solved", "causes", "relevant", "risks", "similar", "facts")
+
+
+def blocks(report: Report) -> list[tuple[str, RenderableType]]:
+    """The report's blocks after the header, in order and named (the GitLab renderer folds some)."""
+    made = {
+        "narrative": _narrative, "timeline": _timeline, "solved": _solved, "causes": _causes,
+        "relevant": _relevant, "risks": _risks, "similar": _similar, "facts": _facts,
+    }  # fmt: skip
+    found = ((name, made[name](report)) for name in BLOCKS)
+    return [(name, block) for name, block in found if block is not None]
 
 
 def _header(report: Report) -> RenderableType:
@@ -136,18 +144,31 @@ def _causes(report: Report) -> RenderableType | None:
 
 
 def _cause(n: int, cause: RootCause, note: str) -> RenderableType:
+    parts: list[RenderableType] = [cause_head(n, cause, note)]
+    if cause.evidence:
+        parts += [Text("Evidence", style="bold"), evidence(cause.evidence)]
+    if cause.fix:
+        parts += [Text("Fix", style="bold"), _fix(cause.fix, 2)]
+    return Group(*parts)
+
+
+def cause_head(n: int, cause: RootCause, note: str) -> RenderableType:
+    """The line "Cause N: id (confidence)" and the cause's title."""
     head = Text(f"Cause {n}: ", style="bold")
     head.append(cause.id, style="bold magenta")
     if cause.id != "unknown":
         head.append(f"  ({cause.confidence:.0%})" + ("  classifier" if cause.engine == "model" else ""), style="dim")
     if note:
         head.append(f"  {note}", style="green")
-    parts: list[RenderableType] = [head, Text(cause.title)]
-    if cause.evidence:
-        parts += [Text("Evidence", style="bold"), Padding(_numbered(cause.evidence), (0, 0, 0, 2), expand=False)]
-    if cause.fix:
-        parts += [Text("Fix", style="bold"), _fix(cause.fix, 2)]
-    return Group(*parts)
+    return Group(head, Text(cause.title))
+
+
+def evidence(lines: list[Evidence]) -> RenderableType:
+    return Padding(_numbered(lines), (0, 0, 0, 2), expand=False)
+
+
+def fix(text: str) -> RenderableType:
+    return Group(Text("Fix", style="bold"), _fix(text, 2))
 
 
 def _numbered(evidence: list[Evidence]) -> RenderableType:
