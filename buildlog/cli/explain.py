@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+from typing import Any
 
 import click
 
@@ -28,10 +30,17 @@ from buildlog.cli.base import (
     store_option,
     write_outputs,
 )  # fmt: skip
+from buildlog.errors import BuildlogError
 
 
 @main.command()
-@click.argument("logs", metavar="LOG...", nargs=-1, required=True)
+@click.argument("logs", metavar="LOG...", nargs=-1)
+@click.option("--url", "urls", multiple=True, metavar="URL",
+              help="Download a log and explain it (https; http only to localhost); repeatable. Read after the LOGs.")  # fmt: skip
+@click.option("--download-limit", type=click.IntRange(1, 4096), default=64, show_default=True, metavar="MIB",
+              help="The most a --url download may be, in MiB.")  # fmt: skip
+@click.option("--download-timeout", type=click.FloatRange(0.1, 3600), default=30.0, show_default=True, metavar="SECONDS",
+              help="The longest wait for a --url server to connect or send (the whole download: ten times that).")  # fmt: skip
 @click.option("-f", "--format", "fmt", type=FORMATS, default=None, help=f"{FORMAT_HELP} [default: terminal]")
 @click.option(
     "--color/--no-color",
@@ -54,13 +63,15 @@ from buildlog.cli.base import (
 @rules_option
 @friendly
 def explain(
-    logs: tuple[str, ...], fmt: str, color: bool | None, width: int | None, fail: bool, redact_paths: bool,
-    store: str | None, no_seen_before: bool, outputs: list[tuple[str, str]], quiet: bool, rules: tuple[str, ...],
+    logs: tuple[str, ...], urls: tuple[str, ...], download_limit: int, download_timeout: float, fmt: str | None,
+    color: bool | None, width: int | None, fail: bool, redact_paths: bool, store: str | None, no_seen_before: bool,
+    outputs: list[tuple[str, str]], quiet: bool, rules: tuple[str, ...],
 ) -> None:  # fmt: skip
     """Explain build logs: root causes, evidence lines and the fix.
 
     Each LOG is a file, plain or compressed (.gz, .xz, .bz2, .zst), a .zip archive (every log in it,
-    as in a GitHub Actions log download), or - for standard input. A whole terminal session or CI
+    as in a GitHub Actions log download), or - for standard input. --url URL downloads one (https,
+    at most --download-limit MiB, credentials and query values never shown). A whole terminal session or CI
     log works too: each attempt is told apart, and the change that resolved each problem is named.
     Past failures like this one, from your store (`buildlog corpus`) and the bundled corpus, are
     shown under "Seen before". Exit code 0 means the logs were analysed, whatever they show (1 with
@@ -74,12 +85,16 @@ def explain(
       buildlog explain build.log --format json | jq -r '.root_causes[].id'
       buildlog explain build.log --rules team-rules/
       buildlog explain logs_1234.zip -o json:report.json -o markdown:report.md
+      buildlog explain --url https://ci.example/job/123/consoleText
     """
     from buildlog.cli.settings import default_format
 
     fmt = fmt or default_format(os.environ)
+    if not logs and not urls:
+        raise BuildlogError("give a LOG (a file, an archive, or - for stdin) or --url URL")
+    inputs = (*_not_urls(logs), *(_download(u, download_limit, download_timeout) for u in urls))
     analyses = analyse_logs(
-        logs, redact_paths=redact_paths, rules=rules, store=False if no_seen_before else store, quiet=quiet
+        inputs, redact_paths=redact_paths, rules=rules, store=False if no_seen_before else store, quiet=quiet
     )
     reports = [a.report for a in analyses]
     write_outputs(reports, outputs)
@@ -88,6 +103,29 @@ def explain(
         _emit(reports, fmt, color, width)
     failed = any(r.status == "failure" for r in reports)
     sys.exit(EXIT_FAILURES_FOUND if fail and failed else EXIT_OK)
+
+
+def _not_urls(logs: tuple[str, ...]) -> tuple[str, ...]:
+    """The LOG arguments; one that is a URL, not a file, is told to come with --url."""
+    from buildlog.ingest.reader import URL
+
+    for log in logs:
+        if URL.match(log) and not os.path.exists(log):
+            from buildlog.cli.fetch import shown_url
+
+            raise BuildlogError(f"{shown_url(log)} is a URL: give it as --url to download it (https, at most 64 MiB), "
+                                "or save the log first and give the file")  # fmt: skip
+    return logs
+
+
+def _download(url: str, limit_mib: int, timeout: float) -> Any:
+    """A downloaded log as a named stream, unpacked later like a file (by its first bytes)."""
+    from buildlog.cli.fetch import MIB, fetch
+
+    found = fetch(url, limit_mib * MIB, timeout)
+    stream = io.BytesIO(found.data)
+    stream.name = found.shown  # type: ignore[attr-defined]  # the report's source: the URL, masked
+    return stream
 
 
 @main.command()
