@@ -19,7 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from buildlog.cli.fetch import shown_url
+from buildlog.cli.fetch import MIB, fetch, shown_url
+from buildlog.errors import BuildlogError
 from tests.conftest import CORPUS
 
 LOG = (CORPUS / "apex-pip-no-build-isolation-cuda-13-2-vs-torch-cu130.log").read_bytes()
@@ -90,9 +91,16 @@ class Handler(BaseHTTPRequestHandler):
             self._send(404, b"no")
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):  # a client that stops reading (over the limit) is expected
+        pass
+
+
 @pytest.fixture(scope="module")
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = Server(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -154,28 +162,43 @@ def test_redirects_are_followed_a_few_times_and_never_to_plain_http_elsewhere(se
 
 
 @pytest.mark.parametrize(
-    ("path", "args", "said"),
+    ("path", "limit", "timeout", "said"),
     [
-        ("/big", ("--download-limit", "1"), "over the download limit of 1.0 MiB"),
-        ("/big-unannounced", ("--download-limit", "1"), "more than the download limit of 1.0 MiB"),
-        ("/slow", ("--download-timeout", "0.5"), "within 0.5 s"),
-        ("/broken", (), "HTTP 500"),
-        ("/gone", (), "HTTP 404"),
-        ("/page", (), "a web page, not a log"),
+        ("/big", 1, 30, "over the download limit of 1.0 MiB"),
+        ("/big-unannounced", 1, 30, "more than the download limit of 1.0 MiB"),
+        ("/slow", 64, 0.5, "within 0.5 s"),
+        ("/broken", 64, 30, "HTTP 500"),
+        ("/gone", 64, 30, "HTTP 404"),
+        ("/page", 64, 30, "a web page, not a log"),
     ],
 )
-def test_every_failure_is_one_line_and_exit_2(server, path, args, said):
-    assert said in one_line_error(buildlog("--url", server + path, *args))
+def test_every_failure_is_a_one_line_message(server, path, limit, timeout, said):
+    with pytest.raises(BuildlogError) as caught:
+        fetch(server + path, limit * MIB, timeout)
+    assert said in str(caught.value) and "\n" not in str(caught.value) and str(caught.value).startswith(server)
+
+
+def test_the_command_line_takes_the_limits_and_exits_2(server):
+    assert "over the download limit of 1.0 MiB" in one_line_error(
+        buildlog("--url", server + "/big", "--download-limit", "1")
+    )
+    assert "within 0.5 s" in one_line_error(buildlog("--url", server + "/slow", "--download-timeout", "0.5"))
 
 
 def test_refused_unresolvable_and_not_https_fail_before_reading_anything():
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    for url, said in (
+        (f"http://127.0.0.1:{port}/b.log", "connection refused"),
+        ("http://index.example/b.log", "plain http is refused"),
+        ("ftp://index.example/b.log", "not an https URL"),
+        ("https://no-such-host.invalid/b.log", "cannot find the host"),
+        ("https://index.example:99999/b.log", "not a valid URL"),
+    ):
+        with pytest.raises(BuildlogError, match=said):
+            fetch(url, MIB, 5)
     assert "connection refused" in one_line_error(buildlog("--url", f"http://127.0.0.1:{port}/b.log"))
-    assert "plain http is refused" in one_line_error(buildlog("--url", "http://index.example/b.log"))
-    assert "not an https URL" in one_line_error(buildlog("--url", "ftp://index.example/b.log"))
-    assert "cannot find the host" in one_line_error(buildlog("--url", "https://no-such-host.invalid/b.log"))
     assert "give it as --url" in one_line_error(buildlog("https://index.example/b.log?token=abc"))
     assert "give a LOG" in one_line_error(buildlog())
 
@@ -200,7 +223,7 @@ def tls_server(tmp_path_factory):
          "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd = Server(("127.0.0.1", 0), Handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
@@ -217,3 +240,9 @@ def test_https_checks_the_certificate(tls_server):
     assert trusted.returncode == 0 and json.loads(trusted.stdout)["status"] == "failure"
     downgrade = buildlog("--url", base + "/down", env={"SSL_CERT_FILE": str(cert)})
     assert "from https to plain http" in one_line_error(downgrade)
+
+
+def test_this_machine_is_reached_directly_never_through_a_proxy(server):
+    dead_proxy = {"http_proxy": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "no_proxy": ""}
+    proc = buildlog("--url", server + "/build.log", "-f", "json", env=dead_proxy)
+    assert proc.returncode == 0, proc.stderr

@@ -3,7 +3,8 @@
 What "safely" means here, each a decision:
 
 - https only; plain http only to this machine (localhost, 127.0.0.0/8, ::1), where nothing on the
-  way can read or change it. A redirect is held to the same rule (https never drops to http).
+  way can read or change it (and no proxy is used for it). A redirect is held to the same rule
+  (https never drops to http). Proxies from the environment (https_proxy, no_proxy) are honoured.
 - At most MAX_REDIRECTS redirects. Credentials in the URL (https://user:token@host/...) are sent
   as HTTP basic auth to that host alone, never to where it redirects.
 - At most `limit` bytes (default 64 MiB, what stdin and the store accept): a Content-Length over
@@ -123,9 +124,10 @@ def fetch(url: str, limit: int = DEFAULT_LIMIT_MIB * MIB, timeout: float = DEFAU
     if parts.username is not None or parts.password is not None:
         pair = f"{urllib.parse.unquote(parts.username or '')}:{urllib.parse.unquote(parts.password or '')}"
         request.add_unredirected_header("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
-    opener = urllib.request.build_opener(
-        _Redirects(), urllib.request.HTTPSHandler(context=ssl.create_default_context())
-    )
+    handlers: list[Any] = [_Redirects(), urllib.request.HTTPSHandler(context=ssl.create_default_context())]
+    if is_loopback(parts.hostname or ""):  # this machine: straight there, never through a proxy
+        handlers.append(urllib.request.ProxyHandler({}))
+    opener = urllib.request.build_opener(*handlers)
     deadline = time.monotonic() + timeout * TOTAL_FACTOR
     try:
         with opener.open(request, timeout=timeout) as response:
