@@ -115,7 +115,7 @@ def test_run_under_gitlab_puts_the_build_in_a_section_and_keeps_the_log_clean(tm
     proc = buildlog("run", "--log", "b.log", "--", PY, "-c", failing, cwd=tmp_path, env={"GITLAB_CI": "true"})
     assert proc.returncode == 3
     build, report, *_ = sections(proc.stdout)
-    assert build["name"] == "buildlog_build" and build["header"].startswith("$ ") and "-c" in build["header"]
+    assert build["name"].startswith("buildlog_build_") and build["header"].startswith("$ ") and "-c" in build["header"]
     assert "building ext" in build["body"]
     assert report["name"].startswith("buildlog_report") and report["line"] > build["line"]
     assert "section_" not in (tmp_path / "b.log").read_text()  # markers are for the job log, not the saved log
@@ -132,6 +132,9 @@ def test_the_renderer_is_a_function_of_the_reports_and_the_time():
     assert first == again and first != later
     assert {s["time"] for s in sections(first)} == {1_700_000_000}
     assert first.replace("1700000000", "1700000999") == later
+    console = Console(file=io.StringIO(), width=100, color_system=None, highlight=False)
+    two = sections(render_gitlab([report, report], console, 1_700_000_000))  # several logs: names stay unique
+    assert [s["depth"] for s in two].count(0) == 2
 
 
 def test_log_text_and_names_cannot_open_or_close_a_section():
@@ -148,5 +151,5 @@ def test_log_text_and_names_cannot_open_or_close_a_section():
     tame_report = report.model_copy(update={"root_causes": [tame], "status": "failure"})
     found = sections(_render(hostile_report))
     assert [s["name"] for s in found] == [s["name"] for s in sections(_render(tame_report))]
-    assert "buildlog_report_1_evidence_1" in [s["name"] for s in found]
+    assert "buildlog_report_1700000000_1_evidence_1" in [s["name"] for s in found]
     assert "bad news" in found[0]["header"]

@@ -341,12 +341,12 @@ def run(
         click.echo(f"buildlog: saving the output to {log_path}", err=True)
     sys.stdout.flush()
     echo = None if quiet else sys.stdout.buffer
-    fold = fmt == "gitlab" and echo is not None  # the build's output in a section of the job log
-    if fold:
-        _marker(echo, section_start_line("buildlog_build", f"$ {shlex.join(argv)}"))
+    fold = f"buildlog_build_{int(time.time())}" if fmt == "gitlab" and echo is not None else ""
+    if fold:  # the build's output in a section of the job log, headed by its command
+        _marker(echo, section_start_line(fold, f"$ {shlex.join(argv)}"))
     code, interrupted, seconds = run_build(argv, log_path, echo, use_pty)
     if fold:
-        _marker(echo, section_end_line("buildlog_build"))
+        _marker(echo, section_end_line(fold))
     (analysis,) = analyse_logs((str(log_path),), redact_paths=redact_paths, rules=rules, quiet=quiet)
     report = analysis.report
     write_outputs([report], outputs)

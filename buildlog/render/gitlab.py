@@ -47,7 +47,7 @@ def render_gitlab(reports: list[Report], console: Console, now: int) -> str:
     """The reports as a GitLab job log shows them best: each in a section, its long parts folded."""
     out: list[str] = []
     for n, report in enumerate(reports, start=1):
-        name = f"buildlog_report_{n}"
+        name = f"buildlog_report_{int(now)}_{n}"  # unique in a job that runs buildlog more than once
         out.append(section_start(name, _headline(report, console), now))
         out.append(_rendered(console, _meta(report)))
         for block_name, block in blocks(report):
