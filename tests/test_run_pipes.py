@@ -82,3 +82,11 @@ def test_pty_is_refused_where_there_is_none(tmp_path, monkeypatch):
         capture_output=True, text=True, cwd=tmp_path, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 2 and "--pty needs a POSIX system" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_output_written_just_before_the_end_of_a_quiet_build_is_kept(tmp_path):
+    script = "import sys, time\ntime.sleep(1.5)\nsys.stdout.write('last words\\n' * 20000)\n"
+    proc = buildlog("run", "--no-pty", "--log", "q.log", "--", PY, "-c", script, cwd=tmp_path)
+    assert proc.returncode == 0
+    assert proc.stdout.count("last words") == 20000
+    assert (tmp_path / "q.log").read_text().count("last words") == 20000

@@ -34,7 +34,7 @@ from buildlog.errors import BuildlogError
 
 
 @main.command()
-@click.argument("logs", metavar="LOG...", nargs=-1)
+@click.argument("logs", metavar="[LOG]...", nargs=-1)
 @click.option("--url", "urls", multiple=True, metavar="URL",
               help="Download a log and explain it (https; http only to localhost); repeatable. Read after the LOGs.")  # fmt: skip
 @click.option("--download-limit", type=click.IntRange(1, 4096), default=64, show_default=True, metavar="MIB",

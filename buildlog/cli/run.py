@@ -48,8 +48,9 @@ FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHU
 PROBE_TIMEOUT = 60  # seconds for one probe command (importing torch can take a while)
 POSIX = os.name == "posix"
 # After the command ends, its output is read until the pipe closes, or until it has been silent
-# this long: a process the build left running in the background may hold the pipe open for ever.
-DRAIN_QUIET = 0.5
+# this long since the end: a process the build left running in the background may hold the pipe
+# open for ever.
+DRAIN_QUIET = 1.0
 
 
 def probe_runner(argv: Sequence[str]) -> tuple[int, str] | None:
@@ -201,8 +202,9 @@ class Build:
                 continue
             except KeyboardInterrupt:  # where no handler was installed for SIGINT
                 self.interrupted = True
-        while not done.wait(0.1) and time.monotonic() - last[0] < DRAIN_QUIET:
-            pass
+        ended = time.monotonic()
+        while not done.wait(0.1) and time.monotonic() - max(last[0], ended) < DRAIN_QUIET:
+            pass  # what the build wrote last is still in the pipe: the thread takes it
         with lock:  # a process left behind may still write: not into a closed log
             stopped.set()
         return code
