@@ -152,6 +152,7 @@ def test_credentials_are_used_for_that_host_only_and_never_shown(server):
     Handler.seen.clear()
     redirected = buildlog("--url", f"http://me:{SECRET}@{host}/hop/1")
     assert redirected.returncode == 0 and [p for p, _ in Handler.seen] == ["/hop/1", "/hop/0", "/build.log"]
+    assert f"http://***@{host}/hop/1 · " in redirected.stdout  # the report names the URL given, masked
     assert Handler.seen[0][1] and not any(auth for _, auth in Handler.seen[1:])  # not passed on by a redirect
 
 

@@ -46,7 +46,7 @@ CHUNK = 1024 * 1024
 
 @dataclass(frozen=True)
 class Download:
-    """A downloaded log: the URL as it may be shown, and the bytes."""
+    """A downloaded log: the URL as given, in the form it may be shown, and the bytes."""
 
     shown: str
     data: bytes
@@ -157,7 +157,7 @@ def fetch(url: str, limit: int = DEFAULT_LIMIT_MIB * MIB, timeout: float = DEFAU
     if kind == "text/html" and data.lstrip()[:1] == b"<":
         raise BuildlogError(f"{where}: the server sent a web page, not a log; give the URL of the raw log "
                             "(GitHub: gh run view RUN_ID --log-failed > build.log; GitLab: the job's /raw URL)")  # fmt: skip
-    return Download(where, data)
+    return Download(shown, data)  # named as the user gave it (masked), not where it was redirected
 
 
 def _netloc(parts: urllib.parse.SplitResult) -> str:
