@@ -47,6 +47,11 @@ class Sidecar(BaseModel):
     repository: str = Field("", description="pasted cases: the repository whose issue thread holds the paste")
     outcome: Literal["failure", "success", "unknown"]
     causes: list[str] = Field(default_factory=list)
+    diagnosed: bool = Field(
+        True,
+        description="pasted cases: false when the thread never said what the cause was (causes is then "
+        "['unknown'] and the case is left out of top-1, since nobody knows the right answer)",
+    )
     key_lines: list[str] = Field(default_factory=list)
     risks: list[str] = Field(default_factory=list)
     fix: str = ""
