@@ -247,3 +247,12 @@ def test_this_machine_is_reached_directly_never_through_a_proxy(server):
     dead_proxy = {"http_proxy": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "no_proxy": ""}
     proc = buildlog("--url", server + "/build.log", "-f", "json", env=dead_proxy)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("command", ["facts", "similar"])
+def test_a_url_given_where_only_files_are_read_is_refused_without_its_secrets(command):
+    url = "https://bob:ghp_abcdefghijklmnopqrstuvwxyz0123456789@example.com/x.log?token=s3cr3t"
+    done = subprocess.run([sys.executable, "-m", "buildlog", command, url], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "is a URL" in done.stderr and "--url" in done.stderr
+    assert "ghp_" not in done.stderr + done.stdout and "s3cr3t" not in done.stderr + done.stdout

@@ -35,6 +35,7 @@ from typing import Any
 
 from buildlog import __version__
 from buildlog.errors import BuildlogError
+from buildlog.ingest.reader import shown_url
 
 MIB = 1024 * 1024
 DEFAULT_LIMIT_MIB = 64
@@ -50,23 +51,6 @@ class Download:
 
     shown: str
     data: bytes
-
-
-def shown_url(url: str) -> str:
-    """The URL without what could be a secret: user and password, query values, the fragment."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "<a URL that cannot be read>"
-    if ":" in host:
-        host = f"[{host}]"
-    user = "***@" if parts.username is not None or parts.password is not None else ""
-    query = "&".join(
-        f"{key}=***" if value else key for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-    )
-    return f"{parts.scheme}://{user}{host}{port}{parts.path}" + (f"?{query}" if query else "")
 
 
 def is_loopback(host: str) -> bool:

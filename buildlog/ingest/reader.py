@@ -10,6 +10,7 @@ import io
 import os
 import re
 import sys
+import urllib.parse
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -66,9 +67,11 @@ def open_sources(path: str) -> list[Source]:
         raw = open(path, "rb")  # noqa: SIM115 - the caller closes it via Source.stream
     except FileNotFoundError:
         if URL.match(path):
+            shown = shown_url(path)
             raise BuildlogError(
-                f"{name} is a URL: buildlog reads files and never downloads; save the log first "
-                f"(curl -fL -o build.log '{name}', or for a GitHub Actions run: gh run view RUN_ID --log-failed > build.log)"
+                f"{shown} is a URL: `buildlog explain --url` downloads one; here, save the log first "
+                f"(curl -fL -o build.log '{shown}' with your credentials, or for a GitHub Actions run: "
+                "gh run view RUN_ID --log-failed > build.log)"
             ) from None
         raise BuildlogError(f"{name}: no such file") from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
@@ -197,3 +200,20 @@ def with_progress(source: Source, chunks: Iterator[bytes]) -> Iterator[bytes]:
             done = source.disk.tell() if source.disk is not None else done + len(chunk)
             bar.update(task, completed=done)
             yield chunk
+
+
+def shown_url(url: str) -> str:
+    """The URL without what could be a secret: user and password, query values, the fragment."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "<a URL that cannot be read>"
+    if ":" in host:
+        host = f"[{host}]"
+    user = "***@" if parts.username is not None or parts.password is not None else ""
+    query = "&".join(
+        f"{key}=***" if value else key for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    )
+    return f"{parts.scheme}://{user}{host}{port}{parts.path}" + (f"?{query}" if query else "")
