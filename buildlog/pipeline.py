@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from buildlog.diagnose.verdict import Diagnosis, diagnose
-from buildlog.facts import FactIndex, Observation, observe
+from buildlog.facts import FactIndex, contradictions, observe
 from buildlog.ingest.clean import clean_line
 from buildlog.ingest.reader import Source, iter_chunks, with_progress
 from buildlog.knowledge.bundle import Knowledge
@@ -73,11 +73,11 @@ def trace(
         name, chunks = source.name, with_progress(source, stream) if options.progress else stream
     summary = ScanSummary()
     events = scan_and_parse(chunks, knowledge, summary, options)
-    observations = list(observe(events, knowledge))
+    index = FactIndex(list(observe(events, knowledge)))
     steps = segment(events, summary.lines, knowledge)
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
-    diagnosis = diagnose(events, steps, _facts_by_attempt(observations), summary.lines, tail, knowledge, options.use_model)
-    report = build_report(name, summary, diagnosis)
+    diagnosis = diagnose(events, steps, _facts_by_attempt(index), summary.lines, tail, knowledge, options.use_model)
+    report = build_report(name, summary, diagnosis, contradictions(index, diagnosis.attempts))
     mask = knowledge.mask(options.redact_paths)
     failure = tuple(mask(line) for line in _failure_lines(events, diagnosis))
     if store is not None and report.status not in ("success", "empty") and failure:
@@ -111,10 +111,8 @@ def _failure_lines(events: Sequence[Event], diagnosis: Diagnosis) -> list[str]:
     return failure_lines(events, failed[-1].start, failed[-1].end)
 
 
-def _facts_by_attempt(observations: Sequence[Observation]) -> Callable[[Sequence[Span]], Callable[[int], Facts]]:
+def _facts_by_attempt(index: FactIndex) -> Callable[[Sequence[Span]], Callable[[int], Facts]]:
     """For a list of attempts, the facts in force for each, computed once each on demand."""
-
-    index = FactIndex(observations)
 
     def for_spans(spans: Sequence[Span]) -> Callable[[int], Facts]:
         by_number = {s.number: s for s in spans}

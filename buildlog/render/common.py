@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from buildlog.report.schema import Attempt, Check, Facts, Incident, Report, RootCause, Similar
+from buildlog.report.schema import Attempt, Check, Contradiction, Facts, Incident, Report, RootCause, Similar
 
 OUTCOME_WORDS = {"success": "succeeded", "failure": "failed", "unknown": "ended unclear"}
 STATUS_MARKS = {"failure": "✗", "success": "✓", "unknown": "?", "empty": "·"}
@@ -85,6 +85,36 @@ def fact_pairs(facts: Facts) -> list[tuple[str, str]]:
     return pairs
 
 
+CONTRADICTED = {
+    "torch": "torch versions", "torch_cuda": "CUDA versions for torch", "nvcc": "nvcc (CUDA toolkit) versions",
+    "python": "Python versions", "cuda_home": "CUDA_HOME values",
+}  # fmt: skip
+_COUNTS = ("no", "one", "two", "three", "four", "five", "six")
+
+
+def contradiction_line(c: Contradiction, report: Report) -> str:
+    """One line: `two torch versions in this log: 2.5.1 (line 12, pip install) and 2.3.0 (line 480, ...) — the
+    build used 2.3.0 (line 480, ...)`."""
+    n = len(c.values)
+    what = CONTRADICTED.get(c.fact, f"values of {c.fact}")
+    where = "in this log"
+    if len(report.attempts) > 1 and c.attempts:
+        where = ("in attempt " if len(c.attempts) == 1 else "in attempts ") + ", ".join(map(str, c.attempts))
+    stated = [f"{v.value} (line {v.line}, {v.says})" for v in c.values]
+    listed = stated[0] if n == 1 else ", ".join(stated[:-1]) + " and " + stated[-1]
+    if c.used is not None:
+        verdict = f"the build used {c.used.value}" + ("" if any(v.line == c.used.line for v in c.values)
+                                                      else f" (line {c.used.line}, {c.used.says})")  # fmt: skip
+    else:
+        verdict = "the log does not show which one the build used"
+    count = _COUNTS[n] if n < len(_COUNTS) else str(n)
+    return f"{count} {what} {where}: {listed} — {verdict}"
+
+
+def contradiction_lines(report: Report) -> list[str]:
+    return [contradiction_line(c, report) for c in report.contradictions]
+
+
 def fix_parts(fix: str) -> list[tuple[str, str]]:
     """Split a fix into ('text', ...) and ('command', ...) parts: lines starting `$ ` are commands."""
     parts: list[tuple[str, str]] = []
@@ -156,7 +186,10 @@ def seen_before_groups(report: Report) -> list[tuple[str, list[Similar]]]:
     """Past failures, one group per distinct fix: the user's or team's own store first, then the
     bundled examples. Returns (heading, items) where each item stands for every case with its fix."""
     groups: list[tuple[str, list[Similar]]] = []
-    for origin, heading in (("store", "Seen before: your own past failures"), ("corpus", "Seen before: bundled examples")):
+    for origin, heading in (
+        ("store", "Seen before: your own past failures"),
+        ("corpus", "Seen before: bundled examples"),
+    ):
         by_fix: dict[str, list[Similar]] = {}
         for s in report.similar:
             if s.origin == origin:
@@ -168,4 +201,6 @@ def seen_before_groups(report: Report) -> list[tuple[str, list[Similar]]]:
 
 def seen_before_count(report: Report, similar: Similar) -> int:
     """How many past failures of this origin share this one's fix."""
-    return sum(1 for s in report.similar if s.origin == similar.origin and (s.fix or s.key) == (similar.fix or similar.key))
+    return sum(
+        1 for s in report.similar if s.origin == similar.origin and (s.fix or s.key) == (similar.fix or similar.key)
+    )

@@ -13,6 +13,7 @@ from html import escape
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
+    contradiction_lines,
     fact_pairs,
     fix_parts,
     incident_summary,
@@ -67,6 +68,14 @@ def _report(report: Report, n: int) -> str:
     if report.relevant and not report.root_causes:
         out += ["<h2>Lines worth reading</h2>", _evidence(report.relevant)]
     out.append(_risks(report))
+    contradictions = contradiction_lines(report)
+    if contradictions:
+        out += [
+            "<h2>Contradictions</h2>",
+            "<ul>",
+            *(f'<li class="risk">{escape(line)}</li>' for line in contradictions),
+            "</ul>",
+        ]
     out.append(_facts(report))
     out.append("</section>")
     return "\n".join(part for part in out if part)
@@ -123,7 +132,9 @@ def _timeline(report: Report, n: int) -> str:
             marks = xs or [left]
         anchor = "end" if max(marks) > width * 0.6 else "start"
         tx = min(marks) - 12 if anchor == "end" else max(marks) + 12
-        room = int((tx - left if anchor == "end" else width - tx) / 8)  # characters that fit beside the marks (12px text, about 8 units each)
+        room = int(
+            (tx - left if anchor == "end" else width - tx) / 8
+        )  # characters that fit beside the marks (12px text, about 8 units each)
         text = label if len(label) <= room else label[: max(room - 1, 10)] + "…"
         rows.append(
             f'<text x="{tx:.1f}" y="{y + 14}" text-anchor="{anchor}"><title>{escape(label)}</title>{escape(text)}</text>'

@@ -16,6 +16,7 @@ from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
     check_summary,
+    contradiction_lines,
     fact_pairs,
     fix_parts,
     full_causes,
@@ -46,6 +47,7 @@ def render_terminal(report: Report, console: Console) -> None:
             _causes(report),
             _relevant(report),
             _risks(report),
+            _contradictions(report),
             _similar(report),
             _facts(report),
         ):
@@ -201,6 +203,13 @@ def _risks(report: Report) -> RenderableType | None:
         if risk.fix:
             parts.append(_fix(risk.fix, 2))
     return Group(*parts)
+
+
+def _contradictions(report: Report) -> RenderableType | None:
+    lines = contradiction_lines(report)
+    if not lines:
+        return None
+    return Group(_section("Contradictions"), *(Text(f"! {line}", style="yellow", overflow="fold") for line in lines))
 
 
 def _similar(report: Report) -> RenderableType | None:
