@@ -356,8 +356,7 @@ class _Contradictions:
                 contradiction = _judge(fact, run)
                 if contradiction is not None:
                     found.append(contradiction)
-        homes = {tuple(v.line for v in c.values) for c in found if c.fact == "cuda_home"}
-        return [c for c in found if not (c.fact == "nvcc" and tuple(v.line for v in c.values) in homes)]
+        return _without_echoes(found)
 
     def _runs(self, fact: str, start: int, end: int) -> list[list[Observation]]:
         resets = {name for name, facts in _RESET_BY.items() if fact in facts}
@@ -386,6 +385,16 @@ class _Contradictions:
                 venv = obs.value
         runs.append(run)
         return [r for r in runs if len(r) > 1]
+
+
+# A contradiction of one fact that another's repeats on the same lines (torch 2.1.0+cu121 against 2.1.0+cu118
+# is also CUDA 12.1 against 11.8; two versioned CUDA_HOME paths are also two nvcc releases): told once.
+_ECHOES = {"torch_cuda": "torch", "nvcc": "cuda_home"}
+
+
+def _without_echoes(found: list[Contradiction]) -> list[Contradiction]:
+    lines = {(c.fact, tuple(v.line for v in c.values)) for c in found}
+    return [c for c in found if (_ECHOES.get(c.fact), tuple(v.line for v in c.values)) not in lines]
 
 
 def _judge(fact: str, run: list[Observation]) -> Contradiction | None:
