@@ -79,7 +79,7 @@ def _from_banner(event: Event) -> Iterator[Observation]:
     elif event.kind is EventKind.BANNER_GPU_LISTING:
         yield Observation("gpus", f["gpu_name"], line)
     elif event.kind is EventKind.BANNER_TORCH_VERSION:
-        yield Observation("torch", f["version"], line, says="torch's version banner")
+        yield Observation("torch", f["version"], line, says="the build's torch.__version__", role="used")
     elif event.kind is EventKind.BANNER_COMPILER_VERSION and "clang" not in f["compiler"]:
         yield Observation("gcc", f["version"], line, says="gcc --version")
     elif event.kind is EventKind.BANNER_PYTHON_VERSION:
@@ -388,8 +388,8 @@ class _Contradictions:
 
 
 # A contradiction of one fact that another's repeats on the same lines (torch 2.1.0+cu121 against 2.1.0+cu118
-# is also CUDA 12.1 against 11.8; two versioned CUDA_HOME paths are also two nvcc releases): told once.
-_ECHOES = {"torch_cuda": "torch", "nvcc": "cuda_home"}
+# is also CUDA 12.1 against 11.8; two versioned toolkit paths are two nvcc releases): told once, as the latter.
+_ECHOES = {"torch_cuda": "torch", "cuda_home": "nvcc"}
 
 
 def _without_echoes(found: list[Contradiction]) -> list[Contradiction]:

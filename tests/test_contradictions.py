@@ -191,15 +191,26 @@ def test_a_new_venv_starts_afresh():
     assert report(log).contradictions == []
 
 
-def test_a_cuda_home_set_and_another_used_is_told_as_cuda_home_once():
+def test_two_toolkit_paths_are_told_once_as_two_nvcc_releases():
     log = (
         "$ export CUDA_HOME=/usr/local/cuda-12.4\n" + BUILD
         + "  No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda-11.8'\n"
         "  ERROR: Failed building wheel for flash-attn\n"
     )  # fmt: skip
     found = report(log).contradictions
-    assert [c.fact for c in found] == ["cuda_home"]
-    assert found[0].used is not None and found[0].used.value == "/usr/local/cuda-11.8"
+    assert [c.fact for c in found] == ["nvcc"]
+    assert found[0].used is not None and found[0].used.value == "11.8"
+
+
+def test_a_cuda_home_set_and_another_used():
+    log = (
+        "$ export CUDA_HOME=/usr/local/cuda-12.4\n" + BUILD
+        + "  No CUDA runtime is found, using CUDA_HOME='/usr'\n"
+        "  ERROR: Failed building wheel for flash-attn\n"
+    )  # fmt: skip
+    found = by_fact(log)["cuda_home"]
+    assert [v.value for v in found.values] == ["/usr/local/cuda-12.4", "/usr"]
+    assert found.used is not None and found.used.value == "/usr"
 
 
 def test_a_second_export_is_a_change():
@@ -307,3 +318,55 @@ def test_json_carries_the_contradiction_typed():
     assert (
         c["fact"] == "torch" and c["used"]["value"] == "2.3.0+cu121" and [v["line"] for v in c["values"]] == [12, 480]
     )
+
+
+# The corpus cases reconstructed for contradictions (see their sidecars' notes), and what each must tell.
+CORPUS_CONTRADICTIONS = {
+    "contradiction-nvcc-export-cuda-12-1-path-nvcc-13-0-flash-attn": {"nvcc": "12.1"},
+    "contradiction-nvcc-which-12-4-build-uses-cuda-11-8-compute-90": {"nvcc": "11.8"},
+    "contradiction-torch-system-pip-2-5-1-venv-builds-with-2-3-1-apex": {"torch": "2.3.1+cu118", "python": "3.10"},
+    "contradiction-torch-pip-of-python-3-11-xformers-loads-2-1-2-in-3-10": {
+        "torch": "2.1.2+cu121",
+        "python": "3.10.12",
+    },
+    "contradiction-torch-cuda-venv-cu121-sudo-python-builds-against-cu118": {"torch_cuda": "11.8"},
+    "contradiction-torch-cuda-printed-cu121-deepspeed-launcher-torch-cu118": {"torch_cuda": "11.8"},
+    "contradiction-cuda-home-ci-env-12-4-sudo-pip-falls-back-to-usr": {"cuda_home": "/usr", "nvcc": "11.5"},
+    "contradiction-cuda-home-exported-12-4-tox-passes-path-only": {"cuda_home": "/usr", "nvcc": "11.5"},
+}
+
+
+def test_each_kind_of_contradiction_has_two_differing_corpus_logs():
+    kinds: dict[str, set[str]] = {}
+    for slug, told in CORPUS_CONTRADICTIONS.items():
+        for fact in told:
+            kinds.setdefault(fact, set()).add(slug)
+    assert {k for k, slugs in kinds.items() if len(slugs) >= 2} == {
+        "torch",
+        "torch_cuda",
+        "nvcc",
+        "python",
+        "cuda_home",
+    }
+
+
+def test_the_corpus_tells_its_contradictions_and_no_others():
+    """Every corpus log: the contradictions its case was made for, with the value the build used, and none
+    anywhere else (the rest of the corpus states its facts consistently)."""
+    from buildlog.knowledge.artefact import bundled
+    from buildlog.pipeline import analyse
+    from buildlog.store.cases import iter_cases
+    from tests.conftest import CORPUS
+
+    seen = set()
+    wrong = {}
+    for case in iter_cases(CORPUS):
+        found = {
+            c.fact: (c.used.value if c.used else None) for c in analyse(case.read_bytes(), bundled()).contradictions
+        }
+        expected = CORPUS_CONTRADICTIONS.get(case.slug, {})
+        seen.add(case.slug)
+        if found != expected:
+            wrong[case.slug] = found
+    assert set(CORPUS_CONTRADICTIONS) <= seen
+    assert not wrong, wrong
