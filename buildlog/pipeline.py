@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Protocol
 
+from buildlog.diagnose.checks import judge_values
 from buildlog.diagnose.verdict import Diagnosis, diagnose
 from buildlog.facts import FactIndex, contradictions, observe
 from buildlog.ingest.clean import clean_line
@@ -22,7 +23,7 @@ from buildlog.learn.features import failure_lines
 from buildlog.parse.events import After, Event, parse_line
 from buildlog.report.assemble import build_report
 from buildlog.report.mask import mask_report
-from buildlog.report.schema import Facts, Report, Similar
+from buildlog.report.schema import Contradiction, Facts, Report, Similar
 from buildlog.scan.scanner import Candidate, Scanner, ScanSummary
 from buildlog.segment import Span, segment
 
@@ -77,7 +78,9 @@ def trace(
     steps = segment(events, summary.lines, knowledge)
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
     diagnosis = diagnose(events, steps, _facts_by_attempt(index), summary.lines, tail, knowledge, options.use_model)
-    report = build_report(name, summary, diagnosis, contradictions(index, diagnosis.attempts))
+    report = build_report(
+        name, summary, diagnosis, _judged(contradictions(index, diagnosis.attempts), index, diagnosis, knowledge)
+    )
     mask = knowledge.mask(options.redact_paths)
     failure = tuple(mask(line) for line in _failure_lines(events, diagnosis))
     if store is not None and report.status not in ("success", "empty") and failure:
@@ -109,6 +112,19 @@ def _failure_lines(events: Sequence[Event], diagnosis: Diagnosis) -> list[str]:
     if not failed:
         return failure_lines(events)
     return failure_lines(events, failed[-1].start, failed[-1].end)
+
+
+def _judged(
+    found: list[Contradiction], index: FactIndex, diagnosis: Diagnosis, knowledge: Knowledge
+) -> list[Contradiction]:
+    """Each contradiction with what the checks say of each of its values, in its last attempt."""
+    spans = {s.number: s for s in diagnosis.attempts}
+    out = []
+    for c in found:
+        span = spans.get(c.attempts[-1]) if c.attempts else None
+        facts = index.facts(until=span.end, since=span.start) if span else index.facts()
+        out.append(c.model_copy(update={"note": judge_values(c, facts, span, knowledge)}))
+    return out
 
 
 def _facts_by_attempt(index: FactIndex) -> Callable[[Sequence[Span]], Callable[[int], Facts]]:

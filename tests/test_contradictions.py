@@ -370,3 +370,17 @@ def test_the_corpus_tells_its_contradictions_and_no_others():
             wrong[case.slug] = found
     assert set(CORPUS_CONTRADICTIONS) <= seen
     assert not wrong, wrong
+
+
+def test_the_compatibility_checks_judge_each_value():
+    """nvcc 13.0 against torch's CUDA 12.8 is a major mismatch (the compat tables say so); 12.1 is not."""
+    log = "$ export CUDA_HOME=/usr/local/cuda-12.1\n" + NVCC_13 + BUILD + MISMATCH_12_1
+    found = by_fact(log)["nvcc"]
+    assert found.note.startswith("with 13.0: ") and "major" in found.note
+    assert "with 12.1" not in found.note
+
+
+def test_values_the_checks_treat_alike_get_no_note():
+    log = "$ export CUDA_HOME=/usr/local/cuda-12.4\n" + NVCC_13.replace("13.0", "12.6") + BUILD + MISMATCH_12_1
+    found = by_fact(log)["nvcc"]
+    assert [v.value for v in found.values] == ["12.4", "12.6", "12.1"] and found.note == ""

@@ -108,7 +108,7 @@ def contradiction_line(c: Contradiction, report: Report) -> str:
     else:
         verdict = "the log does not show which one the build used"
     count = _COUNTS[n] if n < len(_COUNTS) else str(n)
-    return f"{count} {what} {where}: {listed} — {verdict}"
+    return f"{count} {what} {where}: {listed} — {verdict}" + (f"; {c.note}" if c.note else "")
 
 
 def contradiction_lines(report: Report) -> list[str]:

@@ -81,6 +81,7 @@ class Contradiction(Frozen):
     fact: str = Field(description="the fact's name, as in facts: torch, torch_cuda, nvcc, python, cuda_home")
     values: list[Statement] = Field(description="each distinct value, in the order the log states them")
     used: Statement | None = Field(None, description="the build's own line that shows the value it used, if any")
+    note: str = Field("", description="what the compatibility checks say of each value, where they differ")
     attempts: list[int] = Field(default_factory=list, description="attempts where it occurred")
 
 
