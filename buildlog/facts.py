@@ -342,43 +342,64 @@ class _Contradictions:
     """
 
     def __init__(self, observations: Sequence[Observation]) -> None:
-        self._obs = _expanded(observations)
-        self._lines = [o.line for o in self._obs]
+        expanded = _expanded(observations)
+        self._facts: dict[str, _Track] = {}
+        for fact in CONTRADICTABLE:
+            resets = {name for name, facts in _RESET_BY.items() if fact in facts}
+            mine = [o for o in expanded if o.name == fact or o.name in resets]
+            if any(o.name == fact for o in mine):
+                self._facts[fact] = _Track(fact, resets, mine)
 
     def within(self, since: int = 0, until: int | None = None) -> list[Contradiction]:
-        if not any(o.name != "venv" for o in self._obs):
-            return []
-        end = len(self._obs) if until is None else bisect_right(self._lines, until)
-        start = bisect_right(self._lines, since - 1)
         found = []
-        for fact in CONTRADICTABLE:
-            for run in self._runs(fact, start, end):
+        for fact, track in self._facts.items():
+            for run in track.runs(since, until):
                 contradiction = _judge(fact, run)
                 if contradiction is not None:
                     found.append(contradiction)
         return _without_echoes(found)
 
-    def _runs(self, fact: str, start: int, end: int) -> list[list[Observation]]:
-        resets = {name for name, facts in _RESET_BY.items() if fact in facts}
+
+class _Track:
+    """One fact's statements and what resets it, with what was set in force before each one (computed once,
+    so that each attempt's stretch costs only its own statements)."""
+
+    def __init__(self, fact: str, resets: set[str], stated: list[Observation]) -> None:
+        self.fact, self.resets, self.stated = fact, resets, stated
+        self.lines = [o.line for o in stated]
+        self.carried: list[Observation | None] = []  # what was set before each statement, unless reset since
+        self.venv: list[str | None] = []  # the venv in force before each statement
         carried: Observation | None = None
         venv: str | None = None
-        for obs in self._obs[:start]:  # what was set before the stretch, unless something reset it since
+        for obs in stated:
+            self.carried.append(carried)
+            self.venv.append(venv)
             if obs.name == fact and _is_set(obs) and not obs.inline:
                 carried = obs
-            elif obs.name in resets and _is_set(obs) and (obs.name != "venv" or obs.value != venv):
+            elif self._resets(obs, venv):
                 carried = None
             if obs.name == "venv":
                 venv = obs.value
+        self.carried.append(carried)
+        self.venv.append(venv)
+
+    def _resets(self, obs: Observation, venv: str | None) -> bool:
+        return obs.name in self.resets and _is_set(obs) and (obs.name != "venv" or obs.value != venv)
+
+    def runs(self, since: int, until: int | None) -> list[list[Observation]]:
+        start = bisect_right(self.lines, since - 1)
+        end = len(self.stated) if until is None else bisect_right(self.lines, until)
+        carried, venv = self.carried[start], self.venv[start]
         runs: list[list[Observation]] = []
         run: list[Observation] = [carried] if carried else []
-        for obs in self._obs[start:end]:
-            if obs.name == fact:
+        for obs in self.stated[start:end]:
+            if obs.name == self.fact:
                 if _is_set(obs):
                     runs.append(run)
                     run = [obs]
                 else:
                     run.append(obs)
-            elif obs.name in resets and _is_set(obs) and (obs.name != "venv" or obs.value != venv):
+            elif self._resets(obs, venv):
                 runs.append(run)
                 run = []
             if obs.name == "venv":

@@ -384,3 +384,10 @@ def test_values_the_checks_treat_alike_get_no_note():
     log = "$ export CUDA_HOME=/usr/local/cuda-12.4\n" + NVCC_13.replace("13.0", "12.6") + BUILD + MISMATCH_12_1
     found = by_fact(log)["nvcc"]
     assert [v.value for v in found.values] == ["12.4", "12.6", "12.1"] and found.note == ""
+
+
+def test_a_contradiction_in_many_attempts_stays_one_short_line():
+    r = _with_contradiction()
+    many = r.contradictions[0].model_copy(update={"attempts": list(range(1, 501))})
+    line = contradiction_line(many, r.model_copy(update={"contradictions": [many]}))
+    assert "in attempts 1, 2, 3 and 497 more" in line and len(line) < 300

@@ -99,7 +99,10 @@ def contradiction_line(c: Contradiction, report: Report) -> str:
     what = CONTRADICTED.get(c.fact, f"values of {c.fact}")
     where = "in this log"
     if len(report.attempts) > 1 and c.attempts:
-        where = ("in attempt " if len(c.attempts) == 1 else "in attempts ") + ", ".join(map(str, c.attempts))
+        shown = ", ".join(map(str, c.attempts[:3])) + (
+            f" and {len(c.attempts) - 3} more" if len(c.attempts) > 3 else ""
+        )
+        where = ("in attempt " if len(c.attempts) == 1 else "in attempts ") + shown
     stated = [f"{v.value} (line {v.line}, {v.says})" for v in c.values]
     listed = stated[0] if n == 1 else ", ".join(stated[:-1]) + " and " + stated[-1]
     if c.used is not None:
