@@ -420,13 +420,19 @@ def _without_echoes(found: list[Contradiction]) -> list[Contradiction]:
 
 def _judge(fact: str, run: list[Observation]) -> Contradiction | None:
     """The distinct values of a run (values that agree, like 12.1 and 12.1.105, count as one)."""
-    groups: list[list[Observation]] = []
-    for obs in run:
-        home = next((g for g in groups if all(_agree(fact, obs.value, o.value) for o in g)), None)
+    by_value: dict[str, list[Observation]] = {}
+    for obs in run:  # a verbose build states one value thousands of times: compare each distinct value once
+        by_value.setdefault(obs.value, []).append(obs)
+    if len(by_value) < 2:
+        return None
+    clusters: list[list[str]] = []
+    for value in by_value:
+        home = next((c for c in clusters if all(_agree(fact, value, other) for other in c)), None)
         if home is None:
-            groups.append([obs])
+            clusters.append([value])
         else:
-            home.append(obs)
+            home.append(value)
+    groups = [sorted((o for v in c for o in by_value[v]), key=lambda o: o.line) for c in clusters]
     if len(groups) < 2:
         return None
     used_in = [g for g in groups if any(o.role == "used" for o in g)]
