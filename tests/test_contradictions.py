@@ -391,3 +391,19 @@ def test_a_contradiction_in_many_attempts_stays_one_short_line():
     many = r.contradictions[0].model_copy(update={"attempts": list(range(1, 501))})
     line = contradiction_line(many, r.model_copy(update={"contradictions": [many]}))
     assert "in attempts 1, 2, 3 and 497 more" in line and len(line) < 300
+
+
+def test_a_value_stated_thousands_of_times_is_compared_once(monkeypatch):
+    """A verbose build repeats its nvcc path on every compile line: contradictions cost the distinct values."""
+    import buildlog.facts as facts_module
+
+    calls = []
+    real = facts_module._agree
+    monkeypatch.setattr(facts_module, "_agree", lambda *a: calls.append(a) or real(*a))
+    run = [
+        facts_module.Observation("nvcc", "12.1", n, says="the build's nvcc command", role="used")
+        for n in range(2, 5002)
+    ]
+    found = facts_module._judge("nvcc", [facts_module.Observation("nvcc", "13.0", 1, says="nvcc --version"), *run])
+    assert found is not None and [v.value for v in found.values] == ["13.0", "12.1"] and found.used.value == "12.1"
+    assert len(calls) < 50
