@@ -284,14 +284,16 @@ def contradictions(index: FactIndex, spans: Sequence[Stretch]) -> list[Contradic
     """The contradictions of a log, each once with the attempts it occurs in.
 
     An attempt is judged with what the log said since the attempt before it ended: a version printed
-    before a build describes the environment the build runs in.
+    before a build describes the environment the build runs in (and one printed after the last attempt, the
+    environment it ran in).
     """
     if not spans:
         return index.contradictions()
     merged: dict[tuple[str, tuple[str, ...]], Contradiction] = {}
     since = 0
-    for span in spans:
-        for found in index.contradictions(since, span.end):
+    for n, span in enumerate(spans):
+        until = span.end if n < len(spans) - 1 else None  # what the log says after the last attempt describes it
+        for found in index.contradictions(since, until):
             key = (found.fact, tuple(v.value for v in found.values))
             known = merged.get(key)
             attempts = [*known.attempts, span.number] if known else [span.number]

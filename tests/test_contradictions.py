@@ -407,3 +407,9 @@ def test_a_value_stated_thousands_of_times_is_compared_once(monkeypatch):
     found = facts_module._judge("nvcc", [facts_module.Observation("nvcc", "13.0", 1, says="nvcc --version"), *run])
     assert found is not None and [v.value for v in found.values] == ["13.0", "12.1"] and found.used.value == "12.1"
     assert len(calls) < 50
+
+
+def test_a_version_printed_after_the_last_attempt_still_describes_it():
+    log = BUILD + MISMATCH_12_1 + "$ ls build/\n$ echo done\n" + NVCC_13
+    found = by_fact(log)["nvcc"]
+    assert [v.value for v in found.values] == ["12.1", "13.0"] and found.used.value == "12.1"
