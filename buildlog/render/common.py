@@ -106,8 +106,8 @@ def contradiction_line(c: Contradiction, report: Report) -> str:
     stated = [f"{v.value} (line {v.line}, {v.says})" for v in c.values]
     listed = stated[0] if n == 1 else ", ".join(stated[:-1]) + " and " + stated[-1]
     if c.used is not None:
-        verdict = f"the build used {c.used.value}" + ("" if any(v.line == c.used.line for v in c.values)
-                                                      else f" (line {c.used.line}, {c.used.says})")  # fmt: skip
+        told = any(v.used and (v.line == c.used.line or v.says == c.used.says) for v in c.values)  # its line is listed
+        verdict = f"the build used {c.used.value}" + ("" if told else f" (line {c.used.line}, {c.used.says})")
     else:
         verdict = "the log does not show which one the build used"
     count = _COUNTS[n] if n < len(_COUNTS) else str(n)
