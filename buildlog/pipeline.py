@@ -13,8 +13,9 @@ from functools import cache
 from pathlib import Path
 from typing import Protocol
 
+from buildlog.diagnose.checks import judge_values
 from buildlog.diagnose.verdict import Diagnosis, diagnose
-from buildlog.facts import FactIndex, Observation, observe
+from buildlog.facts import FactIndex, contradictions, observe
 from buildlog.ingest.clean import clean_line
 from buildlog.ingest.reader import Source, iter_chunks, with_progress
 from buildlog.knowledge.bundle import Knowledge
@@ -22,7 +23,7 @@ from buildlog.learn.features import failure_lines
 from buildlog.parse.events import After, Event, parse_line
 from buildlog.report.assemble import build_report
 from buildlog.report.mask import mask_report
-from buildlog.report.schema import Facts, Report, Similar
+from buildlog.report.schema import Contradiction, Facts, Report, Similar
 from buildlog.scan.scanner import Candidate, Scanner, ScanSummary
 from buildlog.segment import Span, segment
 
@@ -73,11 +74,13 @@ def trace(
         name, chunks = source.name, with_progress(source, stream) if options.progress else stream
     summary = ScanSummary()
     events = scan_and_parse(chunks, knowledge, summary, options)
-    observations = list(observe(events, knowledge))
+    index = FactIndex(list(observe(events, knowledge)))
     steps = segment(events, summary.lines, knowledge)
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
-    diagnosis = diagnose(events, steps, _facts_by_attempt(observations), summary.lines, tail, knowledge, options.use_model)
-    report = build_report(name, summary, diagnosis)
+    diagnosis = diagnose(events, steps, _facts_by_attempt(index), summary.lines, tail, knowledge, options.use_model)
+    report = build_report(
+        name, summary, diagnosis, _judged(contradictions(index, diagnosis.attempts), index, diagnosis, knowledge)
+    )
     mask = knowledge.mask(options.redact_paths)
     failure = tuple(mask(line) for line in _failure_lines(events, diagnosis))
     if store is not None and report.status not in ("success", "empty") and failure:
@@ -111,10 +114,21 @@ def _failure_lines(events: Sequence[Event], diagnosis: Diagnosis) -> list[str]:
     return failure_lines(events, failed[-1].start, failed[-1].end)
 
 
-def _facts_by_attempt(observations: Sequence[Observation]) -> Callable[[Sequence[Span]], Callable[[int], Facts]]:
-    """For a list of attempts, the facts in force for each, computed once each on demand."""
+def _judged(
+    found: list[Contradiction], index: FactIndex, diagnosis: Diagnosis, knowledge: Knowledge
+) -> list[Contradiction]:
+    """Each contradiction with what the checks say of each of its values, in its last attempt."""
+    spans = {s.number: s for s in diagnosis.attempts}
+    out = []
+    for c in found:
+        span = spans.get(c.attempts[-1]) if c.attempts else None
+        facts = index.facts(until=span.end, since=span.start) if span else index.facts()
+        out.append(c.model_copy(update={"note": judge_values(c, facts, span, knowledge)}))
+    return out
 
-    index = FactIndex(observations)
+
+def _facts_by_attempt(index: FactIndex) -> Callable[[Sequence[Span]], Callable[[int], Facts]]:
+    """For a list of attempts, the facts in force for each, computed once each on demand."""
 
     def for_spans(spans: Sequence[Span]) -> Callable[[int], Facts]:
         by_number = {s.number: s for s in spans}

@@ -16,7 +16,7 @@ from buildlog.diagnose.template import fill
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.compat import Compat, cc_from_sm, cc_key
 from buildlog.knowledge.records import Jobs
-from buildlog.report.schema import Facts, FactValue, Risk
+from buildlog.report.schema import Contradiction, Facts, FactValue, Risk
 from buildlog.segment import Span
 
 
@@ -266,3 +266,34 @@ def run_checks(facts: Facts, span: Span | None, diagnosed: set[str], k: Knowledg
             )  # fmt: skip
         )
     return risks
+
+
+def judge_values(found: Contradiction, facts: Facts, span: Span | None, k: Knowledge) -> str:
+    """What the checks (and the compatibility tables behind them) say of each value of a contradicted fact:
+    the risks one value brings that another does not, in one clause ("with 13.0: nvcc's CUDA major version
+    differs from torch's"); empty when every value fares alike."""
+    risks = {
+        v.value: {r.id: r.title for r in run_checks(_with(facts, found.fact, v), span, set(), k)} for v in found.values
+    }
+    common = set.intersection(*(set(ids) for ids in risks.values())) if risks else set()
+    parts = []
+    for value, titles in risks.items():
+        own = [title for check_id, title in titles.items() if check_id not in common]
+        if own:
+            parts.append(f"with {value}: " + "; ".join(_lower(t) for t in own))
+    return "; ".join(parts)
+
+
+def _with(facts: Facts, fact: str, stated: FactValue) -> Facts:
+    """The facts as they would be if this value of the fact held (with what it implies of another)."""
+    value = FactValue(value=stated.value, line=stated.line)
+    update: dict[str, FactValue] = {fact: value}
+    if fact == "torch" and (m := re.search(r"\+cu(\d+)(\d)$", stated.value)):
+        update["torch_cuda"] = FactValue(value=f"{m.group(1)}.{m.group(2)}", line=stated.line)
+    if fact == "cuda_home" and (m := re.search(r"cuda-?v?(\d+\.\d+)[/\\]?$", stated.value, re.IGNORECASE)):
+        update["nvcc"] = FactValue(value=m.group(1), line=stated.line)
+    return facts.model_copy(update=update)
+
+
+def _lower(title: str) -> str:
+    return title if title[1:2].isupper() else title[0].lower() + title[1:]

@@ -168,7 +168,8 @@ def knowledge_from(data: Mapping[str, Any]) -> Knowledge:
         rules=tuple(rule_from(r) for r in data["rules"]),
         facts=tuple(
             FactPattern(f["id"], tuple(f["anchors"]), f["pattern"], f.get("multiline", False),
-                        f.get("all_matches", False), f.get("budget", 0), f.get("change", False))
+                        f.get("all_matches", False), f.get("budget", 0), f.get("change", False),
+                        f.get("says", ""), f.get("role", "stated"))
             for f in data["facts"]
         ),  # fmt: skip
         stages=tuple(StageMarker(s["stage"], tuple(s["anchors"]), s["pattern"], s.get("budget", 0)) for s in data["stages"]),

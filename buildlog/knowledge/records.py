@@ -75,6 +75,8 @@ class FactPattern:
     all_matches: bool = False
     budget: int = 0
     change: bool = False  # the line reports a change (an install), not just the state
+    says: str = ""  # what kind of statement it is ("pip install", "the build's nvcc"), for contradictions
+    role: str = "stated"  # "used": the build's own output; "candidate": a version considered, not in force
 
     @property
     def regex(self) -> re.Pattern[str]:

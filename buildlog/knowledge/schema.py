@@ -136,6 +136,8 @@ class FactSpec(Strict):
     all_matches: bool = False
     budget: int = Field(0, ge=0)
     change: bool = False
+    says: str = ""  # what kind of statement it is, as a contradiction names it ("pip install", "the build's nvcc")
+    role: Literal["stated", "used", "candidate"] = "stated"  # used: the build's own output shows what it used
 
     _check_regex = field_validator("pattern")(_regex)
 

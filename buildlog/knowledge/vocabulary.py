@@ -102,7 +102,7 @@ FACT_GROUP_ALIASES = {
     "jobs_3": "jobs",
     "torch_2": "torch",
 }
-FACT_GROUPS_COMBINED = frozenset({"package", "version", "ram_kb", "site", "windows"})
+FACT_GROUPS_COMBINED = frozenset({"package", "version", "ram_kb", "site", "windows", "python_tag"})
 
 # Kinds of change between two attempts (knowledge/resolution.toml ranks them per cause).
 CHANGE_KINDS = frozenset({

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from buildlog.report.schema import Attempt, Check, Facts, Incident, Report, RootCause, Similar
+from buildlog.report.schema import Attempt, Check, Contradiction, Facts, Incident, Report, RootCause, Similar
 
 OUTCOME_WORDS = {"success": "succeeded", "failure": "failed", "unknown": "ended unclear"}
 STATUS_MARKS = {"failure": "✗", "success": "✓", "unknown": "?", "empty": "·"}
@@ -83,6 +83,39 @@ def fact_pairs(facts: Facts) -> list[tuple[str, str]]:
     for name, value in facts.packages.items():
         add(name, value.value)
     return pairs
+
+
+CONTRADICTED = {
+    "torch": "torch versions", "torch_cuda": "CUDA versions for torch", "nvcc": "nvcc (CUDA toolkit) versions",
+    "python": "Python versions", "cuda_home": "CUDA_HOME values",
+}  # fmt: skip
+_COUNTS = ("no", "one", "two", "three", "four", "five", "six")
+
+
+def contradiction_line(c: Contradiction, report: Report) -> str:
+    """One line: `two torch versions in this log: 2.5.1 (line 12, pip install) and 2.3.0 (line 480, ...) — the
+    build used 2.3.0 (line 480, ...)`."""
+    n = len(c.values)
+    what = CONTRADICTED.get(c.fact, f"values of {c.fact}")
+    where = "in this log"
+    if len(report.attempts) > 1 and c.attempts:
+        shown = ", ".join(map(str, c.attempts[:3])) + (
+            f" and {len(c.attempts) - 3} more" if len(c.attempts) > 3 else ""
+        )
+        where = ("in attempt " if len(c.attempts) == 1 else "in attempts ") + shown
+    stated = [f"{v.value} (line {v.line}, {v.says})" for v in c.values]
+    listed = stated[0] if n == 1 else ", ".join(stated[:-1]) + " and " + stated[-1]
+    if c.used is not None:
+        told = any(v.used and (v.line == c.used.line or v.says == c.used.says) for v in c.values)  # its line is listed
+        verdict = f"the build used {c.used.value}" + ("" if told else f" (line {c.used.line}, {c.used.says})")
+    else:
+        verdict = "the log does not show which one the build used"
+    count = _COUNTS[n] if n < len(_COUNTS) else str(n)
+    return f"{count} {what} {where}: {listed} — {verdict}" + (f"; {c.note}" if c.note else "")
+
+
+def contradiction_lines(report: Report) -> list[str]:
+    return [contradiction_line(c, report) for c in report.contradictions]
 
 
 def fix_parts(fix: str) -> list[tuple[str, str]]:

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from html import escape as _escape
 
-from buildlog.render.common import STATUS_MARKS, attempt_summary, fact_pairs, fix_parts, resolved_note
+from buildlog.render.common import (
+    STATUS_MARKS,
+    attempt_summary,
+    contradiction_line,
+    contradiction_lines,
+    fact_pairs,
+    fix_parts,
+    resolved_note,
+)  # fmt: skip
 from buildlog.report.schema import Report, RootCause
 
 
@@ -65,6 +73,11 @@ def render_github(reports: list[Report]) -> str:
             )
             line = risk.lines[0] if risk.lines else None
             out.append(_command("warning", message, file, line, f"buildlog risk: {risk.id}"))
+        for c in report.contradictions:
+            line = c.used.line if c.used else c.values[-1].line
+            out.append(
+                _command("warning", contradiction_line(c, report), file, line, f"buildlog: contradictory {c.fact}")
+            )
         out.append(f"{STATUS_MARKS[report.status]} {report.source}: {report.headline}")
     return "\n".join(out) + "\n"
 
@@ -103,6 +116,9 @@ def step_summary(reports: list[Report]) -> str:
             for risk in report.risks:
                 out.append(f"- ⚠️ {escape(risk.title)}" + (f": {escape(risk.consequence)}" if risk.consequence else ""))
             out.append("")
+        contradictions = contradiction_lines(report)
+        if contradictions:
+            out += ["**Contradictions**", "", *(f"- ⚠️ {escape(line)}" for line in contradictions), ""]
         pairs = fact_pairs(report.facts)
         if pairs:
             out += ["<details><summary>Facts from the log</summary>", "", "| fact | value |", "|---|---|"]

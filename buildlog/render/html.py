@@ -13,6 +13,7 @@ from html import escape
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
+    contradiction_lines,
     fact_pairs,
     fix_parts,
     incident_summary,
@@ -67,6 +68,14 @@ def _report(report: Report, n: int) -> str:
     if report.relevant and not report.root_causes:
         out += ["<h2>Lines worth reading</h2>", _evidence(report.relevant)]
     out.append(_risks(report))
+    contradictions = contradiction_lines(report)
+    if contradictions:
+        out += [
+            "<h2>Contradictions</h2>",
+            "<ul>",
+            *(f'<li class="risk">{escape(line)}</li>' for line in contradictions),
+            "</ul>",
+        ]
     out.append(_facts(report))
     out.append("</section>")
     return "\n".join(part for part in out if part)

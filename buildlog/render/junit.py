@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from xml.sax.saxutils import escape, quoteattr
 
-from buildlog.render.common import OUTCOME_WORDS
+from buildlog.render.common import OUTCOME_WORDS, contradiction_line
 from buildlog.report.schema import Report, RootCause
 
 # Characters XML 1.0 cannot carry at all (a log may hold any byte); they become U+FFFD.
@@ -72,6 +72,17 @@ def causes_of(report: Report, case: str) -> list[RootCause]:
     return [c for c in report.root_causes if number in c.attempts]
 
 
+def _contradictions_of(report: Report, case: str) -> list[str]:
+    """The contradictions a case's attempt holds (all of them for a case that stands for the whole log)."""
+    match = re.match(r"attempt (\d+) ", case)
+    number = int(match.group(1)) if match else None
+    return [
+        contradiction_line(c, report)
+        for c in report.contradictions
+        if number is None or not c.attempts or number in c.attempts
+    ]
+
+
 def render_junit(reports: list[Report]) -> str:
     """The reports as one <testsuites> document."""
     suites: list[str] = []
@@ -91,6 +102,7 @@ def render_junit(reports: list[Report]) -> str:
                 )
                 body.append(f"      <failure message={_attr(message)} type={_attr(kind)}>{_text(details)}</failure>")
             told = [report.headline, *(_cause_text(c) for c in ([] if is_failure else causes_of(report, name)))]
+            told += [f"Contradiction: {line}" for line in _contradictions_of(report, name)]
             body.append(f"      <system-out>{_text(chr(10).join(told))}</system-out>")
             body.append("    </testcase>")
         suites.append(

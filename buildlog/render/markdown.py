@@ -6,6 +6,7 @@ from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
     check_summary,
+    contradiction_lines,
     fact_pairs,
     fix_parts,
     full_causes,
@@ -39,6 +40,9 @@ def render_markdown(report: Report) -> str:
     if report.relevant and not any(c.id == "unknown" for c in report.root_causes):
         out += ["", "### Lines worth reading", "", "```text", *_numbered(report.relevant), "```"]
     out += _risks(report)
+    contradictions = contradiction_lines(report)
+    if contradictions:
+        out += ["", "### Contradictions", "", *(f"- ⚠️ {line}" for line in contradictions)]
     out += _similar(report)
     out += _facts(report)
     return "\n".join(out).rstrip() + "\n"

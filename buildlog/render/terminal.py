@@ -16,6 +16,7 @@ from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
     check_summary,
+    contradiction_lines,
     fact_pairs,
     fix_parts,
     full_causes,
@@ -50,14 +51,15 @@ def unpadded(text: str) -> str:
     return _TRAILING.sub(r"\1", text)
 
 
-BLOCKS = ("narrative", "timeline", "solved", "causes", "relevant", "risks", "similar", "facts")
+BLOCKS = ("narrative", "timeline", "solved", "causes", "relevant", "risks", "contradictions", "similar", "facts")
 
 
 def blocks(report: Report) -> list[tuple[str, RenderableType]]:
     """The report's blocks after the header, in order and named (the GitLab renderer folds some)."""
     made = {
         "narrative": _narrative, "timeline": _timeline, "solved": _solved, "causes": _causes,
-        "relevant": _relevant, "risks": _risks, "similar": _similar, "facts": _facts,
+        "relevant": _relevant, "risks": _risks, "contradictions": _contradictions, "similar": _similar,
+        "facts": _facts,
     }  # fmt: skip
     found = ((name, made[name](report)) for name in BLOCKS)
     return [(name, block) for name, block in found if block is not None]
@@ -222,6 +224,13 @@ def _risks(report: Report) -> RenderableType | None:
         if risk.fix:
             parts.append(_fix(risk.fix, 2))
     return Group(*parts)
+
+
+def _contradictions(report: Report) -> RenderableType | None:
+    lines = contradiction_lines(report)
+    if not lines:
+        return None
+    return Group(_section("Contradictions"), *(Text(f"! {line}", style="yellow", overflow="fold") for line in lines))
 
 
 def _similar(report: Report) -> RenderableType | None:

@@ -10,12 +10,25 @@ from collections.abc import Sequence
 
 from buildlog.diagnose.verdict import Diagnosis
 from buildlog.report.narrative import narrative
-from buildlog.report.schema import Attempt, Check, Incident, Outcome, Repeat, Report, RootCause, Status, Volume
+from buildlog.report.schema import (
+    Attempt,
+    Check,
+    Contradiction,
+    Incident,
+    Outcome,
+    Repeat,
+    Report,
+    RootCause,
+    Status,
+    Volume,
+)
 from buildlog.scan.scanner import ScanSummary
 from buildlog.segment import Span
 
 
-def build_report(source: str, summary: ScanSummary, diagnosis: Diagnosis) -> Report:
+def build_report(
+    source: str, summary: ScanSummary, diagnosis: Diagnosis, contradictions: Sequence[Contradiction] = ()
+) -> Report:
     """The whole Report for one log (texts masked later, where they leave the program)."""
     outcomes = diagnosis.outcomes
     attempts = [
@@ -31,7 +44,7 @@ def build_report(source: str, summary: ScanSummary, diagnosis: Diagnosis) -> Rep
         narrative=narrative(diagnosis.status, attempts, diagnosis.incidents, diagnosis.root_causes),
         root_causes=list(diagnosis.root_causes), facts=diagnosis.facts, attempts=attempts,
         incidents=list(diagnosis.incidents), risks=list(diagnosis.risks), relevant=list(diagnosis.relevant),
-        missing=diagnosis.missing, volume=volume,
+        missing=diagnosis.missing, volume=volume, contradictions=list(contradictions),
     )  # fmt: skip
 
 

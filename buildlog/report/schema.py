@@ -66,6 +66,25 @@ class Facts(Frozen):
     packages: dict[str, FactValue] = Field(default_factory=dict, description="package versions named")
 
 
+class Statement(Frozen):
+    """One of the values a contradicted fact is given, where, and by what kind of line."""
+
+    value: str
+    line: int
+    says: str = Field(description="what stated it: pip install, nvcc --version, the build's nvcc command, ...")
+    used: bool = Field(False, description="the build's own output shows it used this value")
+
+
+class Contradiction(Frozen):
+    """One fact that the log states two ways, where nothing in between changed it."""
+
+    fact: str = Field(description="the fact's name, as in facts: torch, torch_cuda, nvcc, python, cuda_home")
+    values: list[Statement] = Field(description="each distinct value, in the order the log states them")
+    used: Statement | None = Field(None, description="the build's own line that shows the value it used, if any")
+    note: str = Field("", description="what the compatibility checks say of each value, where they differ")
+    attempts: list[int] = Field(default_factory=list, description="attempts where it occurred")
+
+
 class RootCause(Frozen):
     """A diagnosed cause of failure with its proof and remedy."""
 
@@ -182,6 +201,9 @@ class Report(Frozen):
     attempts: list[Attempt] = Field(default_factory=list)
     incidents: list[Incident] = Field(default_factory=list)
     risks: list[Risk] = Field(default_factory=list)
+    contradictions: list[Contradiction] = Field(
+        default_factory=list, description="facts the log states two ways: all the values, and which the build used"
+    )
     relevant: list[Evidence] = Field(default_factory=list, description="lines worth reading when no cause is certain")
     missing: str = Field("", description="what part of the log is missing, when it is too short to tell")
     volume: Volume = Field(default_factory=lambda: Volume())
