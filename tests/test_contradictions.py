@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from buildlog.render.common import contradiction_line
-from tests.conftest import analyse_text
+from tests.conftest import CORPUS, analyse_text
 
 NVCC_13 = (
     "$ nvcc --version\n"
@@ -413,3 +413,15 @@ def test_a_version_printed_after_the_last_attempt_still_describes_it():
     log = BUILD + MISMATCH_12_1 + "$ ls build/\n$ echo done\n" + NVCC_13
     found = by_fact(log)["nvcc"]
     assert [v.value for v in found.values] == ["12.1", "13.0"] and found.used.value == "12.1"
+
+
+def test_the_facts_command_says_where_the_log_contradicts_itself():
+    from click.testing import CliRunner
+
+    from buildlog.cli import main
+
+    log = CORPUS / "contradiction-nvcc-export-cuda-12-1-path-nvcc-13-0-flash-attn.log"
+    shown = CliRunner().invoke(main, ["facts", str(log)], env={"COLUMNS": "300"})
+    told = [line for line in shown.output.splitlines() if line.startswith("! ")]
+    assert shown.exit_code == 0 and len(told) == 1, shown.output
+    assert "nvcc" in told[0] and "the build used 12.1" in told[0]

@@ -136,7 +136,8 @@ def _download(url: str, limit_mib: int, timeout: float) -> Any:
 def facts(log: str, fmt: str, rules: tuple[str, ...]) -> None:
     """Print the environment fingerprint a log states: nvcc, torch and its CUDA, driver, GPUs, gcc, ...
 
-    Each value comes with the line that states it (the last statement wins).
+    Each value comes with the line that states it (the last statement wins, or the build's own
+    line where the log states a fact two ways; such contradictions are listed below the table).
     """
     report = analyse_log(log, rules=rules).report
     if fmt == "json":
@@ -157,7 +158,12 @@ def facts(log: str, fmt: str, rules: tuple[str, ...]) -> None:
     if not table.row_count:
         click.echo("The log states no facts about its environment.")
         return
-    _console(None, None).print(table)
+    console = _console(None, None)
+    console.print(table)
+    from buildlog.render.common import contradiction_lines
+
+    for line in contradiction_lines(report):
+        console.print(f"! {line}", markup=False, highlight=False)
 
 
 @main.command()
