@@ -162,6 +162,7 @@ class Scanner:
         self._spent: set[int] = set()
         self._seen: dict[bytes, int] = {}
         self._commands = 0
+        self._sets: dict[frozenset[str], frozenset[str]] = {}
 
     def _reset(self) -> None:
         """A command started: every budgeted anchor and every message may select lines again
@@ -244,7 +245,8 @@ class Scanner:
             names.update(self._names[i] for i in self._spent if self._texts[i] in raw)
         for i in indices:
             names.update(name for text, name in self._implied[i] if text in raw)
-        return frozenset(names)
+        found = frozenset(names)
+        return self._sets.setdefault(found, found)  # one object per set: a flood's events share a few
 
     def _occurrences(
         self, chunk: bytes, selected_before: bool, continues: bool, skip: frozenset[int]
