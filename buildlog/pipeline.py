@@ -66,7 +66,23 @@ def analyse(
 def trace(
     source: Source | bytes, knowledge: Knowledge, store: Recall | None = None, options: Options = Options()
 ) -> Analysis:
-    """Every stage over one log, with what each produced."""
+    """Every stage over one log, with what each produced.
+
+    A big log makes tens of thousands of events that live until the end, and every full pass of
+    the cycle collector walks them all again (a sixth of the time on a flood of errors); during
+    the analysis only young objects are collected often, and the setting is restored after.
+    """
+    import gc
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], 10_000))
+    try:
+        return _trace(source, knowledge, store, options)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _trace(source: Source | bytes, knowledge: Knowledge, store: Recall | None, options: Options) -> Analysis:
     if isinstance(source, bytes):
         name, chunks = "<bytes>", iter([source] if source else [])
     else:
@@ -95,11 +111,38 @@ def scan_and_parse(
     """The candidate lines of a log as events (cleaned; their neighbours cleaned when read)."""
     plan = knowledge.plan
     scanner = Scanner(plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache)
-    return [_event(cand, knowledge) for cand in scanner.scan(chunks, summary)]
+    wide = _Following(knowledge)
+    return [_event(cand, knowledge, wide) for cand in scanner.scan(chunks, summary)]
 
 
-def _event(cand: Candidate, knowledge: Knowledge) -> Event:
-    return parse_line(knowledge, cand.number, clean_line(cand.raw), After(cand.after), cand.anchors)
+# The lines after an event that anything but a multi-line pattern reads: the classifier's failure
+# lines take two (learn.features.failure_lines), a fact's evidence one of them.
+KEPT_AFTER = 2
+
+
+def _event(cand: Candidate, knowledge: Knowledge, wide: _Following) -> Event:
+    text = clean_line(cand.raw)
+    after = cand.after
+    if len(after) > KEPT_AFTER and not text.endswith("\\") and not wide(cand.anchors):
+        after = after[:KEPT_AFTER]  # a flood holds tens of thousands of events: only what is read is kept
+    return parse_line(knowledge, cand.number, text, After(after), cand.anchors)
+
+
+class _Following:
+    """Whether a line with these anchors may be searched with the lines after it: a multi-line
+    rule or fact pattern selected by one of them (a `\\` continuation is seen by its text)."""
+
+    def __init__(self, knowledge: Knowledge) -> None:
+        self._knowledge = knowledge
+        self._known: dict[frozenset[str], bool] = {}
+
+    def __call__(self, anchors: frozenset[str]) -> bool:
+        known = self._known.get(anchors)
+        if known is None:
+            k = self._knowledge
+            records = (*k.rules_for(anchors), *k.facts_for(anchors))
+            known = self._known[anchors] = any(r.multiline for r in records)
+        return known
 
 
 def _failure_lines(events: Sequence[Event], diagnosis: Diagnosis) -> list[str]:

@@ -7,7 +7,7 @@ no grammar accepts is still an event (kind "text"): rules may match its words.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -144,6 +144,10 @@ def parse_line(
     if "command" in grammars and text.endswith("\\"):
         text = _join_continuations(text, after)
     for name in grammars:
+        if name == "diagnostic":
+            reader = _located(knowledge)
+            if reader is not None and reader.fields(text, keep=False) is not None:
+                return Event(EventKind.DIAGNOSTIC, number, text, indent, _Fields(reader, text), after, (), anchors)
         try:
             tree = knowledge.parser(name).parse(text)
         except LarkError:
@@ -154,6 +158,135 @@ def parse_line(
     if "command" in grammars and _PROMPT.match(text) and _BUILD_WORDS.search(text):
         return _raw_command_event(knowledge, number, text, indent, after, anchors)
     return Event(EventKind.TEXT, number, text, indent, {}, after, (), anchors)
+
+
+class _Located:
+    """The diagnostic grammar's `located` lines (`file:12:5: error: ...`) read without lark.
+
+    A compiler flood is tens of thousands of such lines, and lark costs more per line than the rest
+    of the pipeline. This reads them with the grammar's own terminals, in the grammar's order and
+    the way lark's lexer takes them (each terminal matched where the last one ended, spaces and
+    tabs skipped between), so where it accepts a line lark gives the same tree; anything else is
+    left to lark. It is built only when the grammar has exactly the shape it reads
+    (`located: LOCATION SEVERITY CODE? ":" MESSAGE?`), so a changed grammar goes through lark.
+    """
+
+    SHAPE = frozenset({
+        ("start", ("located",)), ("start", ("tool",)),
+        ("located", ("LOCATION", "SEVERITY", "CODE", "COLON", "MESSAGE")), ("located", ("LOCATION", "SEVERITY", "CODE", "COLON")),
+        ("located", ("LOCATION", "SEVERITY", "COLON", "MESSAGE")), ("located", ("LOCATION", "SEVERITY", "COLON")),
+        ("tool", ("TOOL", "SEVERITY", "COLON", "MESSAGE")), ("tool", ("TOOL", "SEVERITY", "COLON")),
+    })  # fmt: skip
+
+    def __init__(self, terminals: Mapping[str, str]) -> None:
+        self.location, self.severity, self.code, self.message = (
+            re.compile(terminals[name]) for name in ("LOCATION", "SEVERITY", "CODE", "MESSAGE")
+        )
+        self.gap = re.compile(r"[ \t]*")
+
+    @classmethod
+    def of(cls, parser: object) -> _Located | None:
+        """The reader for this parser, or None where its grammar is not the shape read here."""
+        try:
+            rules = {(r.origin.name, tuple(s.name for s in r.expansion)) for r in parser.rules}  # type: ignore[attr-defined]
+            terms = {t.name: t for t in parser.terminals}  # type: ignore[attr-defined]
+            conf = parser.lexer_conf  # type: ignore[attr-defined]
+            plain = all(
+                not r.options.keep_all_tokens
+                and not r.alias
+                and all(s.filter_out == (s.name == "COLON") for s in r.expansion if s.is_term)
+                for r in parser.rules  # type: ignore[attr-defined]
+            )
+            ok = (
+                rules == cls.SHAPE
+                and plain
+                and list(conf.ignore) == ["__IGNORE_0"]
+                and terms["__IGNORE_0"].pattern.to_regexp() == "[ \t]+"
+                and terms["COLON"].pattern.value == ":"
+                and terms["LOCATION"].priority > terms["TOOL"].priority
+                and not conf.g_regex_flags
+                and parser.options.lexer == "contextual"  # type: ignore[attr-defined]
+            )
+        except (AttributeError, KeyError, TypeError):
+            return None
+        if not ok:
+            return None
+        return cls({name: t.pattern.to_regexp() for name, t in terms.items()})
+
+    def fields(self, text: str, keep: bool = True) -> dict[str, str] | None:
+        """LOCATION SEVERITY CODE? ":" MESSAGE? as lark's tree would name them; None: ask lark.
+        Without `keep`, only whether the line is read here (an empty dict)."""
+        fields: dict[str, str] = {}
+        m = self.location.match(text)
+        if m is None:
+            return None
+        if keep:
+            fields["location"] = m.group().strip()
+        m = self.severity.match(text, self.gap.match(text, m.end()).end())
+        if m is None:
+            return None
+        if keep:
+            fields["severity"] = m.group().strip()
+        pos = self.gap.match(text, m.end()).end()
+        m = self.code.match(text, pos)
+        if m is not None:
+            if keep:
+                fields["code"] = m.group().strip()
+            pos = self.gap.match(text, m.end()).end()
+        if not text.startswith(":", pos):
+            return None
+        pos = self.gap.match(text, pos + 1).end()
+        if pos == len(text):
+            return fields
+        m = self.message.match(text, pos)
+        if m is None or m.end() != len(text):
+            return None
+        if keep:
+            fields["message"] = m.group().strip()
+        return fields
+
+
+class _Fields(Mapping[str, str]):
+    """A located diagnostic's fields, read from its text when first asked for: nothing but the
+    event's own text is held until then (a flood holds tens of thousands, few are ever read)."""
+
+    __slots__ = ("_fields", "_reader", "_text")
+
+    def __init__(self, reader: _Located, text: str) -> None:
+        self._reader, self._text = reader, text
+        self._fields: dict[str, str] | None = None
+
+    def _read(self) -> dict[str, str]:
+        if self._fields is None:
+            self._fields = self._reader.fields(self._text) or {}
+        return self._fields
+
+    def __getitem__(self, key: str) -> str:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+    def __repr__(self) -> str:
+        return repr(self._read())
+
+    def __reduce__(self) -> tuple[type, tuple[dict[str, str]]]:
+        return dict, (dict(self._read()),)
+
+
+_READERS: dict[int, tuple[object, _Located | None]] = {}
+
+
+def _located(knowledge: Knowledge) -> _Located | None:
+    """The fast reader of located diagnostics for this knowledge's grammar (None: its shape differs)."""
+    parser = knowledge.parser("diagnostic")
+    entry = _READERS.get(id(parser))
+    if entry is None or entry[0] is not parser:
+        entry = _READERS[id(parser)] = (parser, _Located.of(parser))
+    return entry[1]
 
 
 def _join_continuations(text: str, after: After) -> str:

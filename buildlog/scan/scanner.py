@@ -162,16 +162,19 @@ class Scanner:
         self._spent: set[int] = set()
         self._seen: dict[bytes, int] = {}
         self._commands = 0
+        self._sets: dict[frozenset[str], frozenset[str]] = {}
 
-    def _reset(self) -> None:
+    def _reset(self) -> bool:
         """A command started: every budgeted anchor and every message may select lines again
-        (for the first FRESH_COMMANDS commands: a CI job retrying a thousand times is one story)."""
+        (for the first FRESH_COMMANDS commands: a CI job retrying a thousand times is one story).
+        Whether they did."""
         self._commands += 1
         if self._commands > FRESH_COMMANDS:
-            return
+            return False
         self._used.clear()
         self._spent.clear()
         self._seen.clear()
+        return True
 
     def scan(self, chunks: Iterable[bytes], summary: ScanSummary) -> Iterator[Candidate]:
         """Yield candidates in line order; fill `summary` as the input is consumed."""
@@ -212,8 +215,7 @@ class Scanner:
                 text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
             )
             if command:
-                self._reset()
-                if skipped:  # anchors left out of this search are live again
+                if self._reset() and skipped:  # anchors left out of this search are live again
                     skipped = frozenset()
                     found, i = self.engine.find(chunk, end + 1, skipped), 0
             elif self._repeat(raw, number, summary, [p - start for p, _ in hits if start <= p < start + len(raw)]):
@@ -244,7 +246,8 @@ class Scanner:
             names.update(self._names[i] for i in self._spent if self._texts[i] in raw)
         for i in indices:
             names.update(name for text, name in self._implied[i] if text in raw)
-        return frozenset(names)
+        found = frozenset(names)
+        return self._sets.setdefault(found, found)  # one object per set: a flood's events share a few
 
     def _occurrences(
         self, chunk: bytes, selected_before: bool, continues: bool, skip: frozenset[int]

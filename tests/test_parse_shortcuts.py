@@ -1,0 +1,112 @@
+"""The shortcuts a big log takes must not change a single answer.
+
+Two of them: located compiler diagnostics are read without lark (parse.events._Located), and an
+event keeps only the lines after it that something reads (pipeline.KEPT_AFTER, unless a multi-line
+pattern may search it). A quarter of the corpus logs is analysed both ways and must give the same report, the
+same events (kind, line, text, fields) and the same failure lines.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from lark.exceptions import LarkError
+
+from buildlog import pipeline
+from buildlog.ingest.clean import clean_line
+from buildlog.knowledge.artefact import bundled
+from buildlog.parse import events as parse_events
+from buildlog.parse.events import _Located, _token_fields
+
+KNOWLEDGE = bundled()
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+LOGS = sorted(CORPUS.glob("cases/*.log")) + sorted(CORPUS.glob("pasted/**/*.log"))
+COMPARED = LOGS[::4]  # a quarter of the corpus, analysed twice: enough kinds of log, and the suite stays fast
+
+
+def _lines() -> list[str]:
+    out: set[str] = set()
+    for log in LOGS:
+        for raw in log.read_bytes().splitlines():
+            text = clean_line(raw).lstrip()
+            if text:
+                out.add(text)
+    return sorted(out)
+
+
+def _lark(text: str) -> tuple[str, dict[str, str]] | None:
+    try:
+        tree = KNOWLEDGE.parser("diagnostic").parse(text)
+    except LarkError:
+        return None
+    node = tree.children[0]
+    return str(node.data), _token_fields(node)
+
+
+def test_located_reader_agrees_with_lark_wherever_it_answers():
+    reader = _Located.of(KNOWLEDGE.parser("diagnostic"))
+    assert reader is not None
+    lines = _lines()
+    rnd = random.Random(12)
+    pieces = [" ", "\t", ":", "(", ")", "\n", "error", "#1", "7", "x", " :", "C123", "-D", ",3", "fatal "]
+    mutated = []
+    for text in rnd.sample(lines, min(len(lines), 4000)):
+        for _ in range(3):
+            i = rnd.randrange(len(text) + 1)
+            mutated.append(text[:i] + rnd.choice(pieces) + text[i:])
+    answered = 0
+    for text in lines + mutated:
+        fields = reader.fields(text)
+        if fields is not None:
+            answered += 1
+            assert _lark(text) == ("located", fields), text
+    assert answered > 500  # the corpus is full of compiler diagnostics: the shortcut is taken
+
+
+def test_located_reader_reads_the_common_shapes():
+    reader = _Located.of(KNOWLEDGE.parser("diagnostic"))
+    assert reader is not None
+    for text in (
+        "csrc/attn.cpp:12:5: error: 'foo' was not declared in this scope",
+        'csrc/attn.cu(45): warning #177-D: variable "x" was declared but never referenced',
+        r"C:\src\attn.cpp(12): fatal error C1189: #error:  -- unsupported Microsoft Visual Studio version!",
+    ):
+        assert reader.fields(text) == _lark(text)[1]
+    assert reader.fields("nvcc fatal   : Unsupported gpu architecture 'compute_35'") is None  # a tool line: lark's
+
+
+def test_a_grammar_of_another_shape_is_left_to_lark():
+    from buildlog.knowledge.parsers import build_parser
+
+    changed = KNOWLEDGE.grammar_data["diagnostic"]["grammar"].replace(
+        'located: LOCATION SEVERITY CODE? ":" MESSAGE?', 'located: LOCATION SEVERITY ":" MESSAGE?'
+    )
+    assert _Located.of(build_parser(changed)) is None
+    assert _Located.of(build_parser(KNOWLEDGE.grammar_data["diagnostic"]["grammar"])) is not None
+
+
+def _seen(analysis) -> tuple:
+    events = [(e.kind, e.line, e.text, dict(e.fields), e.commands, e.anchors) for e in analysis.events]
+    return analysis.report.model_dump(), events, analysis.failure, analysis.fired
+
+
+@pytest.fixture(scope="module")
+def both_ways():
+    short = [_seen(pipeline.trace(log.read_bytes(), KNOWLEDGE)) for log in COMPARED]
+    patch = pytest.MonkeyPatch()
+    patch.setattr(pipeline, "KEPT_AFTER", 10**6)
+    patch.setattr(parse_events, "_located", lambda knowledge: None)
+    try:
+        long = [_seen(pipeline.trace(log.read_bytes(), KNOWLEDGE)) for log in COMPARED]
+    finally:
+        patch.undo()
+    return short, long
+
+
+def test_corpus_logs_give_the_same_answers_with_and_without_the_shortcuts(both_ways):
+    short, long = both_ways
+    assert len(short) == len(COMPARED) > 80
+    for log, a, b in zip(COMPARED, short, long, strict=True):
+        assert a == b, log.name
