@@ -4,8 +4,8 @@ Every stage speaks in these models so that a renderer can be tested with a hand-
 the JSON output has one published schema (`buildlog schema`).
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: pydantic would then evaluate each field's type from
+# its text as every model is defined, at every start (some 15 million instructions, 1-2 ms).
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
