@@ -84,6 +84,19 @@ def store_file(option: str | None) -> Any:
     return store_path(option, os.environ)
 
 
+def recall_store(option: str | None) -> Any:
+    """The store for "seen before": its path, or None when no file is there, since then there is
+    nothing to open (and the database module is not loaded for nothing); a URL as it is."""
+    where = store_file(option)
+    if isinstance(where, str):
+        return where
+    try:
+        os.stat(where)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return where
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="buildlog")
 def main() -> None:
@@ -333,7 +346,7 @@ def analyse_log(
     if recall is None and store is not False:
         from buildlog.store.similar import PastFailures
 
-        recall = PastFailures(store_file(store or chosen.store))
+        recall = PastFailures(recall_store(store or chosen.store))
     options = Options(
         redact_paths=redact_paths or chosen.redact_paths, engine=chosen.engine, cache=chosen.cache,
         progress=sys.stderr.isatty(),
@@ -379,7 +392,7 @@ def analyse_logs(
     if store is not False:
         from buildlog.store.similar import PastFailures
 
-        recall = PastFailures(store_file(store or chosen.store))
+        recall = PastFailures(recall_store(store or chosen.store))
     options = Options(
         redact_paths=redact_paths or chosen.redact_paths, engine=chosen.engine, cache=chosen.cache,
         progress=sys.stderr.isatty(),

@@ -25,8 +25,8 @@ from buildlog.cli.base import (
     github_summary,
     main,
     output_options,
+    recall_store,
     rules_option,
-    store_file,
     store_option,
     write_outputs,
 )  # fmt: skip
@@ -188,7 +188,7 @@ def similar(log: str, fmt: str, limit: int, min_score: float | None, store: str 
     from buildlog.store.similar import THRESHOLD, PastFailures
     from buildlog.store.views import similar_view
 
-    recall = PastFailures(store_file(store), THRESHOLD if min_score is None else min_score, limit)
+    recall = PastFailures(recall_store(store), THRESHOLD if min_score is None else min_score, limit)
     analysis = analyse_log(log, rules=rules, recall=recall)
     found = analysis.report.similar
     if fmt == "json":

@@ -132,9 +132,12 @@ def _config_table(path: Path) -> dict[str, Any] | None:
 def knowledge_for(settings: Settings, extra_rules: Sequence[str] = ()) -> Any:
     """The bundled knowledge with the user's rules (config, environment, --rules) added."""
     from buildlog.knowledge.artefact import bundled
-    from buildlog.knowledge.load import with_user_rules
 
     paths = [*settings.rules, *(Path(p) for p in extra_rules)]
+    if not paths and not settings.disable:  # the loader of rule files is not needed
+        return bundled()
+    from buildlog.knowledge.load import with_user_rules
+
     return with_user_rules(bundled(), paths, settings.disable)
 
 

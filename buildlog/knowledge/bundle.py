@@ -121,15 +121,17 @@ class Knowledge:
         return json.loads(node.read_text("utf-8")) if node.is_file() else None
 
     def mask(self, paths: bool = False) -> Mask:
-        """The one secret mask (with `paths`, also user names, home folders and host names)."""
-        return self._masks[paths]
+        """The one secret mask (with `paths`, also user names, home folders and host names), built on first use."""
+        masks = self._masks
+        if paths not in masks:
+            from buildlog.mask import Mask, patterns_from
+
+            masks[paths] = Mask(patterns_from(self.data["secrets"]), paths=paths)
+        return masks[paths]
 
     @cached_property
     def _masks(self) -> dict[bool, Mask]:
-        from buildlog.mask import Mask, patterns_from
-
-        patterns = patterns_from(self.data["secrets"])
-        return {False: Mask(patterns), True: Mask(patterns, paths=True)}
+        return {}
 
     def with_rules(self, rules: Iterable[Rule], disabled: Iterable[str] = ()) -> Knowledge:
         """This knowledge with some rules switched off by id and others added after them."""

@@ -4,9 +4,9 @@ Every stage speaks in these models so that a renderer can be tested with a hand-
 the JSON output has one published schema (`buildlog schema`).
 """
 
-from __future__ import annotations
-
-from typing import Literal
+# No `from __future__ import annotations` here: pydantic would then evaluate each field's type from
+# its text as every model is defined, at every start (some 15 million instructions, 1-2 ms).
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,6 +14,21 @@ SCHEMA_VERSION = "2"
 
 Outcome = Literal["success", "failure", "unknown"]
 Status = Literal["failure", "success", "unknown", "empty"]
+
+
+def _list() -> list[Any]:
+    """An empty list, as a default factory.
+
+    pydantic reads the signature of every default factory when it builds a model; for the builtin
+    `list` or `dict` that means parsing a text signature (about half a millisecond a field), for a
+    plain function it is one attribute read.
+    """
+    return []
+
+
+def _dict() -> dict[str, Any]:
+    """An empty dict, as a default factory (see `_list`)."""
+    return {}
 
 
 class Frozen(BaseModel):
@@ -49,8 +64,8 @@ class Facts(Frozen):
     torch_cuda: FactValue | None = Field(None, description="CUDA release torch was built with")
     driver: FactValue | None = None
     driver_cuda: FactValue | None = Field(None, description="highest CUDA the driver supports (nvidia-smi)")
-    gpus: list[FactValue] = Field(default_factory=list)
-    gpu_cc: list[FactValue] = Field(default_factory=list, description="compute capabilities stated")
+    gpus: list[FactValue] = Field(default_factory=_list)
+    gpu_cc: list[FactValue] = Field(default_factory=_list, description="compute capabilities stated")
     gcc: FactValue | None = None
     python: FactValue | None = None
     interpreter: FactValue | None = None
@@ -59,11 +74,11 @@ class Facts(Frozen):
     jobs: FactValue | None = Field(None, description="parallel compile jobs the build actually ran (ninja -j)")
     nvcc_threads: FactValue | None = None
     arch_list: FactValue | None = Field(None, description="TORCH_CUDA_ARCH_LIST")
-    gencode: list[FactValue] = Field(default_factory=list, description="-gencode / -arch targets")
+    gencode: list[FactValue] = Field(default_factory=_list, description="-gencode / -arch targets")
     ram_gb: FactValue | None = None
     cores: FactValue | None = None
     os: FactValue | None = None
-    packages: dict[str, FactValue] = Field(default_factory=dict, description="package versions named")
+    packages: dict[str, FactValue] = Field(default_factory=_dict, description="package versions named")
 
 
 class Statement(Frozen):
@@ -82,7 +97,7 @@ class Contradiction(Frozen):
     values: list[Statement] = Field(description="each distinct value, in the order the log states them")
     used: Statement | None = Field(None, description="the build's own line that shows the value it used, if any")
     note: str = Field("", description="what the compatibility checks say of each value, where they differ")
-    attempts: list[int] = Field(default_factory=list, description="attempts where it occurred")
+    attempts: list[int] = Field(default_factory=_list, description="attempts where it occurred")
 
 
 class RootCause(Frozen):
@@ -91,11 +106,11 @@ class RootCause(Frozen):
     id: str = Field(description="cause id, e.g. cuda_version_mismatch, or unknown")
     title: str
     confidence: float = Field(ge=0.0, le=1.0)
-    evidence: list[Evidence] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=_list)
     fix: str = ""
     rule: str | None = Field(None, description="id of the rule that found it")
     engine: Literal["rules", "model", "checks"] = "rules"
-    attempts: list[int] = Field(default_factory=list, description="attempts where it occurred")
+    attempts: list[int] = Field(default_factory=_list, description="attempts where it occurred")
 
 
 class Risk(Frozen):
@@ -103,11 +118,11 @@ class Risk(Frozen):
 
     id: str
     title: str
-    facts: dict[str, str] = Field(default_factory=dict)
+    facts: dict[str, str] = Field(default_factory=_dict)
     consequence: str = ""
     fix: str = ""
     severity: Literal["error", "warning"] = "warning"
-    lines: list[int] = Field(default_factory=list)
+    lines: list[int] = Field(default_factory=_list)
 
 
 class Check(Frozen):
@@ -125,13 +140,13 @@ class Attempt(Frozen):
     number: int
     line: int
     command: str
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=_dict)
     interpreter: str | None = None
     outcome: Outcome = "unknown"
     stage: str | None = Field(None, description="furthest stage reached: resolve, build-deps, compile, link, install")
-    incidents: list[str] = Field(default_factory=list)
+    incidents: list[str] = Field(default_factory=_list)
     end_line: int = 0
-    checks: list[Check] = Field(default_factory=list, description="checks run after this attempt, in order")
+    checks: list[Check] = Field(default_factory=_list, description="checks run after this attempt, in order")
 
 
 class Resolution(Frozen):
@@ -140,7 +155,7 @@ class Resolution(Frozen):
     attempt: int
     change: str
     kind: str = Field("", description="what kind of change: toolkit, jobs, interpreter, isolation, packages, ...")
-    other_changes: list[str] = Field(default_factory=list)
+    other_changes: list[str] = Field(default_factory=_list)
 
 
 class Incident(Frozen):
@@ -182,7 +197,7 @@ class Volume(Frozen):
     repeated: int = Field(
         0, description="of which counted as repeats of a message already analysed since the last command"
     )
-    top_repeats: list[Repeat] = Field(default_factory=list, description="the most repeated messages")
+    top_repeats: list[Repeat] = Field(default_factory=_list, description="the most repeated messages")
 
 
 class Report(Frozen):
@@ -194,17 +209,17 @@ class Report(Frozen):
     status: Status
     headline: str
     narrative: list[str] = Field(
-        default_factory=list, description="the session attempt by attempt, in a few sentences (sessions only)"
+        default_factory=_list, description="the session attempt by attempt, in a few sentences (sessions only)"
     )
-    root_causes: list[RootCause] = Field(default_factory=list)
+    root_causes: list[RootCause] = Field(default_factory=_list)
     facts: Facts = Field(default_factory=lambda: Facts())
-    attempts: list[Attempt] = Field(default_factory=list)
-    incidents: list[Incident] = Field(default_factory=list)
-    risks: list[Risk] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=_list)
+    incidents: list[Incident] = Field(default_factory=_list)
+    risks: list[Risk] = Field(default_factory=_list)
     contradictions: list[Contradiction] = Field(
-        default_factory=list, description="facts the log states two ways: all the values, and which the build used"
+        default_factory=_list, description="facts the log states two ways: all the values, and which the build used"
     )
-    relevant: list[Evidence] = Field(default_factory=list, description="lines worth reading when no cause is certain")
+    relevant: list[Evidence] = Field(default_factory=_list, description="lines worth reading when no cause is certain")
     missing: str = Field("", description="what part of the log is missing, when it is too short to tell")
     volume: Volume = Field(default_factory=lambda: Volume())
-    similar: list[Similar] = Field(default_factory=list)
+    similar: list[Similar] = Field(default_factory=_list)
