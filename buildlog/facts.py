@@ -181,6 +181,7 @@ class FactIndex:
         self._by_name = {name: sorted(obs, key=lambda o: o.line) for name, obs in by_name.items()}
         self._lines = {name: [o.line for o in obs] for name, obs in self._by_name.items()}
         self._run_start: dict[str, list[int]] = {}  # where the run of equal values ending at each one began
+        self._plain_before: dict[str, list[int]] = {}  # the last statement at or before each one not set inline
         self._firsts: dict[str, list[Observation]] = {}  # list facts: each distinct value where first stated
         self._contradicting = _Contradictions(observations)
         for name, stated in self._by_name.items():
@@ -188,6 +189,11 @@ class FactIndex:
             for i, obs in enumerate(stated):
                 starts.append(starts[-1] if i and stated[i - 1].value == obs.value else i)
             self._run_start[name] = starts
+            plain, last_plain = [], -1
+            for i, obs in enumerate(stated):
+                last_plain = last_plain if obs.inline else i
+                plain.append(last_plain)
+            self._plain_before[name] = plain
             if name in LIST_FACTS:
                 seen: dict[str, Observation] = {}
                 for obs in stated:
@@ -211,8 +217,8 @@ class FactIndex:
         for name, stated in self._by_name.items():
             cut = len(stated) if until is None else bisect_right(self._lines[name], until)
             last = cut - 1
-            while last >= 0 and stated[last].inline and stated[last].line < since:
-                last -= 1  # set inline on an earlier command: it does not carry over
+            if last >= 0 and stated[last].inline and stated[last].line < since:
+                last = self._plain_before[name][last]  # set inline on an earlier command: it does not carry over
             if last < 0 and until is not None and name in STABLE_FACTS and cut < len(stated):
                 after = stated[cut]
                 if not (after.change or after.inline):
