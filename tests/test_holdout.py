@@ -33,3 +33,16 @@ def test_holdout_reports_each_engine_on_the_measured_cases():
     result = holdout(train + measured, k, measured, folds=2)
     assert result.both.cases == result.rules.cases == result.model.cases == len(measured)
     assert 0 <= result.both.right <= len(measured) and result.model.precision >= 0
+
+
+def test_a_log_that_quotes_a_held_out_repositorys_thread_does_not_train_its_fold():
+    from buildlog.learn.holdout import may_train, repositories_of
+
+    own = next(c for c in iter_cases(CORPUS) if "github.com/Dao-AILab/flash-attention" in c.sidecar.source)
+    assert "dao-ailab/flash-attention" in repositories_of(own)
+    assert not may_train(own, frozenset({"dao-ailab/flash-attention"}))
+    assert may_train(own, frozenset({"some/other-repo"}))
+    paste = PASTED[0]
+    assert not may_train(paste, frozenset({source_of(paste).lower()}))
+    plain = next(c for c in iter_cases(CORPUS) if not repositories_of(c))
+    assert may_train(plain, frozenset(source_of(c).lower() for c in PASTED))  # logs made here train every fold

@@ -87,3 +87,18 @@ def test_corrupt_gzip_is_a_friendly_error(tmp_path):
     path.write_bytes(b"\x1f\x8b" + b"not really gzip")
     with pytest.raises(BuildlogError):
         list(iter_chunks(open_source(str(path)).stream))
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        (b"32.06   ERROR: Failed building wheel", "  ERROR: Failed building wheel"),  # pip's own indent is kept
+        (b"1.181 IndexError: list index out of range", "IndexError: list index out of range"),
+        (b"#25 11.14", ""),
+        (b"12.1 is the CUDA this needs", "12.1 is the CUDA this needs"),  # a version is not an elapsed time
+        (b"11.8", "11.8"),
+    ],
+)
+def test_buildkit_error_excerpt_times_are_a_prefix(raw, expected):
+    """BuildKit repeats a failed step's last lines under ` > [3/4] RUN ...:` with only the seconds in front."""
+    assert clean_line(raw) == expected

@@ -102,3 +102,41 @@ def test_the_classifier_breaks_ties_between_causes_the_rules_rank_alike():
     two = analyse_text("$ pip install flash-attn\n" + disk + pep668).report
     assert {r.id for r in one.root_causes} == {"externally_managed_pip", "disk_full"}
     assert [r.id for r in one.root_causes] == [r.id for r in two.root_causes]
+
+
+def test_model_tokens_share_the_parts_of_compound_names_and_mark_complaints():
+    from buildlog.learn.features import model_tokens
+
+    words = model_tokens(["fatal error: cusolverDn.h: No such file or directory", "  running build_ext"])
+    assert {"~cusolver", "~dn", "!cusolverdn", "fatal error"} <= set(words)
+    assert {"~build", "~ext"} <= set(words) and "!build_ext" not in words  # a progress line is no complaint
+    assert model_tokens(["/tmp/a1/x.py:12 boom"]) == model_tokens(["/tmp/b2/x.py:99 boom"])
+
+
+def test_wilson_bound_is_below_the_rate_and_tightens_with_more_answers():
+    from buildlog.learn.training import wilson_lower
+
+    assert wilson_lower(0, 0) == 0.0
+    assert wilson_lower(9, 10) < wilson_lower(90, 100) < 0.9 < wilson_lower(990, 1000) < 0.99
+
+
+def _samples(n_groups: int, noisy: bool):  # type: ignore[no-untyped-def]
+    from buildlog.learn.training import Sample
+
+    out = []
+    for g in range(n_groups):
+        for i, (doc, label) in enumerate(zip(DOCS, "abcd", strict=True)):
+            shown = "abcd"[(g + i) % 4] if noisy else label  # noisy: the label says nothing about the text
+            out.append(Sample(f"{g}-{i}", (doc, f"extra words {g}"), shown, f"repo{g}"))
+    return out
+
+
+def test_the_answer_threshold_is_chosen_inside_the_training_data():
+    pytest.importorskip("sklearn")
+    from buildlog.learn.training import THRESHOLDS, choose_threshold, fit
+
+    clear = choose_threshold(_samples(12, noisy=False))
+    assert clear < THRESHOLDS[-1]  # answers that cross-validate well earn a lower threshold
+    assert choose_threshold(_samples(12, noisy=True)) == THRESHOLDS[-1]  # labels unrelated to the text: shy
+    assert fit(_samples(12, noisy=False), "t")["threshold"] == clear
+    assert fit(_samples(12, noisy=False), "t", threshold=0.7)["threshold"] == 0.7

@@ -96,16 +96,31 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
     result = holdout(cases + measured, knowledge_with(settings()), measured)
     rows = {"rules": result.rules, "classifier": result.model, "both": result.both}
     if fmt == "json":
-        data = {name: {"cases": t.cases, "top1": round(t.top1, 3), "precision": round(t.precision, 3)} for name, t in rows.items()}
+        data = {
+            name: {"cases": t.cases, "top1": round(t.top1, 3), "precision": round(t.precision, 3)}
+            for name, t in rows.items()
+        }
         data.update(folds=result.folds, sources=result.sources, classifier_adds=result.model_adds,
+                    classifier_leads={"answered": result.model_in_both.answered, "precision": round(result.model_in_both.precision, 3)},
+                    thresholds=result.thresholds,
                     misses=[{"case": c, "expected": e, "reported": g} for c, e, g in result.misses])  # fmt: skip
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
-    click.echo(f"held out by repository: {result.sources} sources in {result.folds} folds; measured on {result.both.cases} cases")
+    click.echo(
+        f"held out by repository: {result.sources} sources in {result.folds} folds; measured on {result.both.cases} cases"
+    )
     click.echo(f"{'engine':12} {'top-1':>7} {'right':>6} {'answered':>9} {'precision':>10}")
     for name, t in rows.items():
         click.echo(f"{name:12} {t.top1:7.1%} {t.right:6} {t.answered:9} {t.precision:10.1%}")
-    click.echo(f"the classifier adds {len(result.model_adds)} cases that rules alone miss")
+    lead = result.model_in_both
+    click.echo(
+        f"the classifier adds {len(result.model_adds)} cases that rules alone miss; where its answer leads "
+        f"the report it is right {lead.answered_right} of {lead.answered} ({lead.precision:.1%})"
+    )
+    click.echo(
+        "answer thresholds, chosen inside each fold's training data: "
+        + ", ".join(f"{t:.2f}" for t in result.thresholds)
+    )
     for case, expected, got in result.misses:
         click.echo(f"MISS {case}: expected {expected}, got {got}")
 

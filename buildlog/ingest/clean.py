@@ -17,7 +17,8 @@ _PREFIX = re.compile(
     r"""^(?:
         \d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s     # ISO timestamp (GitHub Actions)
       | \[\d{4}-\d\d-\d\d[T ][\d:.,]+(?:Z|[+-]\d\d:?\d\d)?\]\s?                  # [ISO timestamp] (Jenkins timestamper)
-      | \#\d+\ \d+\.\d+\                                                          # Docker BuildKit "#12 3.456 "
+      | \#\d+\ \d+\.\d+(?:\ |$)                                                    # Docker BuildKit "#12 3.456 "
+      | \d{1,5}\.\d{2,3}\ (?=\ *\S)                                                # BuildKit's error excerpt "32.06 "
       | \[\d\d:\d\d:\d\d(?:\.\d+)?\]\s?                                           # [HH:MM:SS]
       | \d\d:\d\d:\d\d(?:\.\d+)?\ {1,2}(?=\S)                                     # HH:MM:SS
       | \[(?:rank|default)\d+\]:\s?                                               # torchrun "[rank0]:"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from buildlog.errors import BuildlogError
-from buildlog.learn.features import FEATURES_VERSION, tfidf, tokens
+from buildlog.learn.features import MODEL_FEATURES_VERSION, model_tokens, tfidf
 
 MODEL_FORMAT = 2
 MODEL_FILE = "classifier.json"
@@ -49,7 +49,7 @@ class LinearModel:
 
     def probabilities(self, lines: list[str]) -> dict[str, float]:
         """Cause -> probability for the failure lines; empty when no known token is in them."""
-        vector = tfidf(tokens("\n".join(lines)), self.idf)
+        vector = tfidf(model_tokens(lines), self.idf)
         if not vector:
             return {}
         scores = list(self.intercept)
@@ -77,10 +77,10 @@ class LinearModel:
 
 def model_from_dict(data: dict) -> LinearModel:
     """Validate an exported model's stamps and shape, then build it."""
-    if data.get("format") != MODEL_FORMAT or data.get("features_version") != FEATURES_VERSION:
+    if data.get("format") != MODEL_FORMAT or data.get("features_version") != MODEL_FEATURES_VERSION:
         raise BuildlogError(
             f"model file has format {data.get('format')}/{data.get('features_version')}, "
-            f"expected {MODEL_FORMAT}/{FEATURES_VERSION}: retrain with `buildlog train corpus/cases`"
+            f"expected {MODEL_FORMAT}/{MODEL_FEATURES_VERSION}: retrain with `buildlog rebuild corpus/cases`"
         )
     words, classes = data["vocabulary"], tuple(data["classes"])
     coef = unpack_floats(data["coef"])

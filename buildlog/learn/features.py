@@ -14,7 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-FEATURES_VERSION = "1"
+FEATURES_VERSION = "1"  # tokens(): the seen-before index and the store
+MODEL_FEATURES_VERSION = "2"  # model_tokens(): the classifier
 
 _HEX = re.compile(r"\b[0-9a-f]{8,}\b", re.IGNORECASE)
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+\-@~]+){2,}[\\/]?")
@@ -36,6 +37,41 @@ def tokens(text: str) -> list[str]:
     """Lower-cased words of the masked text, plus adjacent word pairs."""
     words = [w for w in _TOKEN.findall(mask(text).lower()) if w not in _STOP and len(w) > 1]
     return words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_+]*[A-Za-z0-9_+]|[A-Za-z]")
+_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+# A line that reads as a complaint: its words count again, marked, so that what the error says
+# outweighs the frames and the progress lines around it.
+_COMPLAINT = re.compile(
+    r"error|fatal|not found|no such|cannot|can't|could not|failed|unable|missing|required|requires|unsupported|"
+    r"denied|killed|timed? ?out|not compatible|mismatch",
+    re.IGNORECASE,
+)
+
+
+def model_tokens(lines: Iterable[str]) -> list[str]:
+    """The classifier's words: as tokens() (masked, lower-cased, with adjacent pairs), plus the parts of
+    compound names marked `~` (cuda_runtime_api, cusolverDn: the part another log shares) and the
+    words of complaint lines again, marked `!`."""
+    plain: list[str] = []
+    extra: list[str] = []
+    for line in lines:
+        masked = mask(line)
+        words = []
+        for word in _WORD.findall(masked):
+            low = word.lower()
+            if low in _STOP or len(low) < 2:
+                continue
+            words.append(low)
+            parts = [p.lower() for piece in word.split("_") for p in _PART.findall(piece)]
+            parts = [p for p in parts if len(p) > 1 and p not in _STOP]
+            if len(parts) > 1:
+                extra += ["~" + p for p in parts]
+        plain += words
+        if _COMPLAINT.search(masked):
+            extra += ["!" + w for w in words]
+    return plain + extra + [f"{a} {b}" for a, b in zip(plain, plain[1:], strict=False)]
 
 
 def fingerprint(lines: Iterable[str], cause: str = "") -> str:

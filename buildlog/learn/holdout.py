@@ -9,19 +9,32 @@ with the classifier's precision where it answers and the cases it adds that rule
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.classifier import model_from_dict
-from buildlog.learn.training import Sample, fit, samples_of
-from buildlog.pipeline import Options, analyse
+from buildlog.learn.training import Sample, fit, last_failure_lines, samples_of
+from buildlog.pipeline import Options, analyse, trace
 from buildlog.store.cases import Case
+
+OWN_SOURCE = "buildlog (captured and reconstructed here)"
+_REPOSITORY_URL = re.compile(r"github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?(?=[/#?)'\"\s,;]|$)")
 
 
 def source_of(case: Case) -> str:
     """The repository a case comes from; logs made here count as this project's own source."""
-    return case.sidecar.repository or "buildlog (captured and reconstructed here)"
+    return case.sidecar.repository or OWN_SOURCE
+
+
+def repositories_of(case: Case) -> frozenset[str]:
+    """Every repository a case draws on, lower-cased: a paste's own, and those whose threads a log
+    reconstructed here quotes (its `source` and `ticket`), so that it is not trained on when one
+    of them is held out."""
+    named = {case.sidecar.repository} if case.sidecar.repository else set()
+    named.update(_REPOSITORY_URL.findall(f"{case.sidecar.source} {case.sidecar.ticket}"))
+    return frozenset(n.lower() for n in named)
 
 
 @dataclass
@@ -58,28 +71,42 @@ class HoldoutResult:
     both: Tally = field(default_factory=Tally)
     model_adds: list[str] = field(default_factory=list)  # cases the classifier gets that rules miss
     misses: list[tuple[str, str, str]] = field(default_factory=list)  # (case, expected, both's answer)
+    model_in_both: Tally = field(default_factory=Tally)  # the cases where the classifier's answer leads
+    thresholds: list[float] = field(default_factory=list)  # each fold's classifier's, chosen in its training data
 
 
 def fold_of(source: str, folds: int) -> int:
     return int(hashlib.sha256(source.encode()).hexdigest(), 16) % folds
 
 
-def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case], folds: int = 5) -> HoldoutResult:
-    """Judge every case of `measured` by a classifier trained on the other folds of `cases`.
+def may_train(case: Case, held: frozenset[str]) -> bool:
+    """Whether a case may train the model that judges the held-out sources (lower-cased): none of the
+    repositories it draws on is held out. Logs made here that quote no repository train every fold."""
+    return source_of(case).lower() not in held and not repositories_of(case) & held
 
-    Only cases whose label is a cause the knowledge can report (or unknown) are measured.
+
+def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case], folds: int = 5) -> HoldoutResult:
+    """Judge every case of `measured` by a classifier trained on the cases that draw on none of the
+    repositories held out with it (folds of whole repositories), its answer threshold chosen inside
+    that training data, and by the rules not written from its repository.
+
+    Only cases whose label is a cause the knowledge can report (or unknown) are measured. The
+    classifier alone reads the lines of the last failed attempt as the held-out knowledge finds them.
     """
     base = Options(use_model=False)
     samples = {c.slug: samples_of(c, knowledge) for c in cases}
     known = set(knowledge.causes) | {"unknown"}
     result = HoldoutResult(folds, len({source_of(c) for c in cases}))
     for k in range(folds):
-        held = [c for c in measured if fold_of(source_of(c), folds) == k and c.sidecar.causes[:1] and c.sidecar.causes[0] in known]
+        held = [
+            c
+            for c in measured
+            if fold_of(source_of(c), folds) == k and c.sidecar.causes[:1] and c.sidecar.causes[0] in known
+        ]
         if not held:
             continue
-        train: list[Sample] = [
-            s for c in cases if fold_of(source_of(c), folds) != k for s in samples[c.slug] if s.label in known
-        ]
+        away = frozenset(source_of(c).lower() for c in held)
+        train: list[Sample] = [s for c in cases if may_train(c, away) for s in samples[c.slug] if s.label in known]
         data = fit(train, f"holdout-{k}")
         model = model_from_dict(data)
         with_model = _with_classifier(knowledge, data)
@@ -87,17 +114,22 @@ def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case
             expected = case.sidecar.causes[0]
             mine = _without_rules_from(knowledge, source_of(case))
             raw = case.read_bytes()
-            by_rules = _primary(analyse(raw, mine, options=base))
+            analysis = trace(raw, mine, options=base)
+            by_rules = _primary(analysis.report)
             result.rules.add(expected, by_rules)
-            lines = list(samples[case.slug][0].lines) if samples[case.slug] else []
+            lines = last_failure_lines(analysis)
             prediction = model.predict(lines) if lines else None
             result.model.add(expected, prediction.cause if prediction and prediction.confident else "unknown")
-            both = _primary(analyse(raw, _without_rules_from(with_model, source_of(case))))
+            report = analyse(raw, _without_rules_from(with_model, source_of(case)))
+            both = _primary(report)
             result.both.add(expected, both)
+            if report.root_causes and report.root_causes[0].engine == "model":
+                result.model_in_both.add(expected, both)
             if both == expected and by_rules != expected:
                 result.model_adds.append(case.slug)
             if both != expected:
                 result.misses.append((case.slug, expected, both))
+        result.thresholds.append(float(data["threshold"]))
     return result
 
 

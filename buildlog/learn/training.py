@@ -16,14 +16,19 @@ from buildlog.errors import BuildlogError
 from buildlog.knowledge.artefact import bundled
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.classifier import MODEL_FORMAT, LinearModel, model_from_dict, pack_floats
-from buildlog.learn.features import FEATURES_VERSION, failure_lines, tokens
+from buildlog.learn.features import FEATURES_VERSION, MODEL_FEATURES_VERSION, failure_lines, model_tokens
 from buildlog.pipeline import Analysis, Options, trace
 from buildlog.store.cases import Case
 
-# The model only sees failures no rule explains, which are often unlike anything it was trained on:
-# it answers only when clearly sure (cross-validated precision at this setting is about 0.95).
-THRESHOLD = 0.6
-MARGIN = 0.2
+# The model answers where its probability reaches a threshold chosen by cross-validation inside
+# its own training data (folds of whole repositories): the lowest at which its answers there are
+# right at least TARGET_PRECISION of the time, with 95% confidence (Wilson's lower bound), because
+# the failures it sees at run time, those no rule explains, are harder than its training cases.
+TARGET_PRECISION = 0.9
+CONFIDENCE_Z = 1.645
+THRESHOLDS = tuple(round(0.2 + 0.05 * i, 2) for i in range(13))  # 0.2 ... 0.8
+INNER_FOLDS = 5
+MARGIN = 0.0
 SEED = 0
 
 
@@ -34,11 +39,12 @@ class Sample:
     slug: str
     lines: tuple[str, ...]
     label: str
+    group: str = ""  # the repository it comes from (or its own slug): inner folds keep a group together
 
 
 def corpus_hash(cases: Iterable[Case]) -> str:
     """Changes when any case's log or sidecar changes, or the tokenizer does."""
-    digest = hashlib.sha256(FEATURES_VERSION.encode())
+    digest = hashlib.sha256(f"{FEATURES_VERSION}:{MODEL_FEATURES_VERSION}".encode())
     for case in sorted(cases, key=lambda c: c.slug):
         digest.update(case.slug.encode())
         digest.update(hashlib.sha256(case.read_bytes()).digest())
@@ -56,20 +62,25 @@ def _attempt_lines(analysis: Analysis, number: int) -> list[str]:
 def samples_of(case: Case, knowledge: Knowledge | None = None) -> list[Sample]:
     """Incidents of a session give one sample each; a single-cause failure gives one."""
     side = case.sidecar
+    group = side.repository.lower() or case.slug
     if side.outcome != "failure" and not side.incidents:
         return []
     analysis = trace(case.read_bytes(), knowledge or bundled(), options=Options(use_model=False))
     if side.incidents:
         return [
-            Sample(case.slug, tuple(_attempt_lines(analysis, inc.attempts[0])), inc.cause)
+            Sample(case.slug, tuple(_attempt_lines(analysis, inc.attempts[0])), inc.cause, group)
             for inc in side.incidents
             if inc.attempts
         ]
     if len(side.causes) != 1 or side.causes[0] == "unknown":
         return []
+    return [Sample(case.slug, tuple(last_failure_lines(analysis)), side.causes[0], group)]
+
+
+def last_failure_lines(analysis: Analysis) -> list[str]:
+    """The failure lines of the last failed attempt (the whole log's when none is told apart)."""
     failed = [a.number for a in analysis.report.attempts if a.outcome == "failure"]
-    lines = _attempt_lines(analysis, failed[-1]) if failed else failure_lines(analysis.events)
-    return [Sample(case.slug, tuple(lines), side.causes[0])]
+    return _attempt_lines(analysis, failed[-1]) if failed else failure_lines(analysis.events)
 
 
 def _sklearn():  # type: ignore[no-untyped-def]
@@ -81,21 +92,63 @@ def _sklearn():  # type: ignore[no-untyped-def]
     return TfidfVectorizer, LogisticRegression
 
 
-def fit(samples: Sequence[Sample], corpus: str) -> dict:
-    """Fit TF-IDF + logistic regression and export the parts inference needs."""
-    tfidf_cls, lr_cls = _sklearn()
-    docs = [tokens("\n".join(s.lines)) for s in samples]
-    labels = [s.label for s in samples]
-    if len(set(labels)) < 2:
+def fit(samples: Sequence[Sample], corpus: str, threshold: float | None = None) -> dict:
+    """Fit TF-IDF + logistic regression and export the parts inference needs, with the answer
+    threshold chosen by cross-validation inside these samples unless one is given."""
+    if len({s.label for s in samples}) < 2:
         raise BuildlogError("training needs examples of at least two causes")
+    vectorizer, model = _fit(samples)
+    chosen = choose_threshold(samples) if threshold is None else threshold
+    return _export(vectorizer, model, corpus, chosen)
+
+
+def _fit(samples: Sequence[Sample]):  # type: ignore[no-untyped-def]
+    tfidf_cls, lr_cls = _sklearn()
     vectorizer = tfidf_cls(analyzer=lambda doc: doc, sublinear_tf=True, norm="l2", smooth_idf=True)
-    matrix = vectorizer.fit_transform(docs)
+    matrix = vectorizer.fit_transform([model_tokens(s.lines) for s in samples])
     model = lr_cls(C=10.0, max_iter=5000, class_weight="balanced", random_state=SEED)
-    model.fit(matrix, labels)
-    return _export(vectorizer, model, corpus)
+    model.fit(matrix, [s.label for s in samples])
+    return vectorizer, model
 
 
-def _export(vectorizer, model, corpus: str) -> dict:  # type: ignore[no-untyped-def]
+def _inner_fold(sample: Sample, folds: int) -> int:
+    return int(hashlib.sha256((sample.group or sample.slug).encode()).hexdigest(), 16) % folds
+
+
+def choose_threshold(samples: Sequence[Sample], folds: int = INNER_FOLDS) -> float:
+    """The lowest threshold at which the answers of models trained without a sample's group are
+    right often enough (TARGET_PRECISION, at Wilson's lower bound); the highest when none is."""
+    scored: list[tuple[float, bool]] = []
+    for k in range(folds):
+        train = [s for s in samples if _inner_fold(s, folds) != k]
+        held = [s for s in samples if _inner_fold(s, folds) == k]
+        if not held or len({s.label for s in train}) < 2:
+            continue
+        vectorizer, model = _fit(train)
+        matrix = vectorizer.transform([model_tokens(s.lines) for s in held])
+        known = matrix.getnnz(axis=1)
+        for sample, row, words in zip(held, model.predict_proba(matrix), known, strict=True):
+            if words:
+                best = int(row.argmax())
+                scored.append((float(row[best]), str(model.classes_[best]) == sample.label))
+    for threshold in THRESHOLDS:
+        answers = [right for probability, right in scored if probability >= threshold]
+        if answers and wilson_lower(sum(answers), len(answers)) >= TARGET_PRECISION:
+            return threshold
+    return THRESHOLDS[-1]
+
+
+def wilson_lower(right: int, answered: int, z: float = CONFIDENCE_Z) -> float:
+    """Wilson's lower confidence bound of a proportion."""
+    if not answered:
+        return 0.0
+    p, n = right / answered, answered
+    centre = p + z * z / (2 * n)
+    spread = z * ((p * (1 - p) + z * z / (4 * n)) / n) ** 0.5
+    return (centre - spread) / (1 + z * z / n)
+
+
+def _export(vectorizer, model, corpus: str, threshold: float) -> dict:  # type: ignore[no-untyped-def]
     """The parts inference needs; words whose every coefficient rounds to nothing are left out."""
     import sklearn
 
@@ -109,10 +162,10 @@ def _export(vectorizer, model, corpus: str) -> dict:  # type: ignore[no-untyped-
             coef += row
     return {
         "format": MODEL_FORMAT,
-        "features_version": FEATURES_VERSION,
+        "features_version": MODEL_FEATURES_VERSION,
         "trained_with": f"scikit-learn {sklearn.__version__}",
         "corpus_hash": corpus,
-        "threshold": THRESHOLD,
+        "threshold": threshold,
         "margin": MARGIN,
         "classes": [str(c) for c in model.classes_],
         "intercept": [round(float(x), 5) for x in model.intercept_],
