@@ -101,13 +101,16 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
             for name, t in rows.items()
         }
         data.update(folds=result.folds, sources=result.sources, classifier_adds=result.model_adds,
+                    undiagnosed=sum(not c.sidecar.diagnosed for c in measured),
                     classifier_leads={"answered": result.model_in_both.answered, "precision": round(result.model_in_both.precision, 3)},
                     thresholds=result.thresholds,
                     misses=[{"case": c, "expected": e, "reported": g} for c, e, g in result.misses])  # fmt: skip
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
+    undiagnosed = sum(not c.sidecar.diagnosed for c in measured)
     click.echo(
         f"held out by repository: {result.sources} sources in {result.folds} folds; measured on {result.both.cases} cases"
+        + (f" (left out: {undiagnosed} whose thread never named a cause)" if undiagnosed else "")
     )
     click.echo(f"{'engine':12} {'top-1':>7} {'right':>6} {'answered':>9} {'precision':>10}")
     for name, t in rows.items():

@@ -82,6 +82,8 @@ def fold_of(source: str, folds: int) -> int:
 def may_train(case: Case, held: frozenset[str]) -> bool:
     """Whether a case may train the model that judges the held-out sources (lower-cased): none of the
     repositories it draws on is held out. Logs made here that quote no repository train every fold."""
+    if not case.sidecar.diagnosed:  # its "unknown" is a want of a diagnosis, not a label
+        return False
     return source_of(case).lower() not in held and not repositories_of(case) & held
 
 
@@ -90,7 +92,8 @@ def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case
     repositories held out with it (folds of whole repositories), its answer threshold chosen inside
     that training data, and by the rules not written from its repository.
 
-    Only cases whose label is a cause the knowledge can report (or unknown) are measured. The
+    Only cases whose label is a cause the knowledge can report (or unknown, where the thread said
+    none fits) are measured; a case whose thread never diagnosed it neither trains nor counts. The
     classifier alone reads the lines of the last failed attempt as the held-out knowledge finds them.
     """
     base = Options(use_model=False)
@@ -101,7 +104,10 @@ def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case
         held = [
             c
             for c in measured
-            if fold_of(source_of(c), folds) == k and c.sidecar.causes[:1] and c.sidecar.causes[0] in known
+            if fold_of(source_of(c), folds) == k
+            and c.sidecar.diagnosed
+            and c.sidecar.causes[:1]
+            and c.sidecar.causes[0] in known
         ]
         if not held:
             continue
