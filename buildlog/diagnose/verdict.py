@@ -94,6 +94,10 @@ def decide(data: Inputs) -> Diagnosis:
     ended = {n: "failure" if _check_failed(by_number[n]) else o for n, o in outcomes.items()}
     roots = _root_causes(causal, incidents, data, ended)
     unexplained = _last_failed_unexplained(data.spans, ended, causal)
+    if status == "unknown" and not causal and data.spans:  # no failure marker: the classifier may still know the error
+        guess = _from_model(data, data.spans[-1])
+        if guess is not None:
+            status, roots = "failure", [guess]
     if status == "failure" and unexplained is not None:
         last_word = _from_model(data, unexplained) or _unknown(data, unexplained)
         resolved_all = all(_resolved(r.id, incidents) for r in roots)
@@ -266,14 +270,13 @@ def _from_model(data: Inputs, span: Span) -> RootCause | None:
     prediction = _classify(data, span)
     if prediction is None or not prediction.confident:
         return None
-    rules = [r for r in data.knowledge.rules if r.cause == prediction.cause]
-    if not rules or prediction.cause not in data.knowledge.causes:  # a model trained on other labels
+    fix = data.knowledge.fix_for(prediction.cause)
+    if fix is None or prediction.cause not in data.knowledge.causes:  # a model trained on other labels
         return None
-    rule = max(rules, key=lambda r: r.priority)
     values = template_values({}, data.facts_for(span.number), span, data.knowledge)
     return RootCause(
         id=prediction.cause, title=data.knowledge.causes[prediction.cause].title, confidence=round(prediction.probability, 2),
-        evidence=_relevant(data)[:MAX_EVIDENCE], fix=fill(rule.fix, values), engine="model", attempts=[span.number],
+        evidence=_relevant(data)[:MAX_EVIDENCE], fix=fill(fix, values), engine="model", attempts=[span.number],
         rule=None,
     )  # fmt: skip
 

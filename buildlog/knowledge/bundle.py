@@ -70,6 +70,16 @@ class Knowledge:
         kept = {w: n for w, n in budgets.items() if w not in unlimited}
         return AnchorPlan(tuple(sorted(words)), kept, frozenset(self.command_anchors))
 
+    def fix_for(self, cause: str) -> str | None:
+        """The fix of a cause: its rules' own (the highest priority), or where every rule of it is
+        switched off, the bundled one (detection is the rules' part; a fix belongs to the cause);
+        None for a cause no rule knows."""
+        rules = [r for r in self.rules if r.cause == cause]
+        if rules:
+            return max(rules, key=lambda r: r.priority).fix
+        raw = [r for r in self.data["rules"] if r.get("cause", "") == cause]
+        return max(raw, key=lambda r: r.get("priority", 50)).get("fix", "") if raw else None
+
     @cached_property
     def rule_by_id(self) -> Mapping[str, Rule]:
         return {r.id: r for r in self.rules}

@@ -1,0 +1,53 @@
+"""Where the classifier answers: logs no rule explains, with the fix that belongs to the cause."""
+
+from __future__ import annotations
+
+from buildlog.diagnose import verdict
+from buildlog.knowledge.artefact import bundled
+from buildlog.learn.classifier import Prediction
+from buildlog.learn.holdout import may_train
+from buildlog.store.cases import Case, Sidecar
+from tests.conftest import analyse_text
+
+# A cut-off paste: an error the rules do not know, and no line that says the build failed.
+CUT_OFF = "Collecting somepkg==1.0\n  Downloading somepkg-1.0.tar.gz (12 kB)\nsomething odd happened in somepkg\n"
+
+
+def _confident(cause: str):  # type: ignore[no-untyped-def]
+    return lambda data, span: Prediction(cause, 0.93, True, ((cause, 0.93),))
+
+
+def test_a_cause_whose_rules_are_all_switched_off_keeps_its_fix():
+    k = bundled()
+    ours = [r for r in k.rules if r.cause == "disk_full"]
+    best = max(ours, key=lambda r: r.priority)
+    assert k.fix_for("disk_full") == best.fix and best.fix
+    off = k.with_rules((), [r.id for r in ours])
+    assert not [r for r in off.rules if r.cause == "disk_full"]
+    assert off.fix_for("disk_full") == best.fix
+    assert k.fix_for("no_such_cause") is None
+
+
+def test_a_confident_classifier_answers_where_no_failure_line_was_found(monkeypatch):
+    plain = analyse_text(CUT_OFF).report
+    assert plain.status == "unknown" and not plain.root_causes
+    monkeypatch.setattr(verdict, "_classify", _confident("disk_full"))
+    report = analyse_text(CUT_OFF).report
+    assert report.status == "failure" and [r.id for r in report.root_causes] == ["disk_full"]
+    assert report.root_causes[0].engine == "model" and report.root_causes[0].fix
+
+
+def test_an_unsure_classifier_leaves_an_unknown_log_unknown(monkeypatch):
+    monkeypatch.setattr(verdict, "_classify", lambda data, span: Prediction("disk_full", 0.3, False, ()))
+    assert analyse_text(CUT_OFF).report.status == "unknown"
+
+
+def _case(diagnosed: bool) -> Case:
+    side = Sidecar(title="t", provenance="pasted", outcome="failure", causes=["unknown"], repository="a/b",
+                   source="https://github.com/a/b/issues/1", diagnosed=diagnosed)  # fmt: skip
+    return Case(slug="x", log_path="x.log", sidecar=side)
+
+
+def test_a_paste_whose_thread_never_diagnosed_it_trains_no_fold():
+    assert may_train(_case(True), frozenset({"c/d"}))
+    assert not may_train(_case(False), frozenset({"c/d"}))
