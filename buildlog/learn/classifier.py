@@ -3,13 +3,14 @@
 No run ever imports scikit-learn. The exported file carries a format version, the tokenizer
 version and the hash of the corpus it was trained on; a file of another format is refused, not
 guessed at. The coefficients travel as one packed float32 matrix (base64) and the idf as packed
-float64, the vocabulary as one string of lines, rather than as JSON numbers and lists: a run
-decodes only the rows of the words its failure lines have (`Packed`), not the whole matrix.
+float64, the vocabulary as one string of lines, rather than as JSON numbers and lists (which cost
+more to parse than the rest of a small run); the matrix is decoded a row at a time (`Packed`).
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import math
 import sys
 from array import array
@@ -37,24 +38,33 @@ class Prediction:
 
 
 class Packed:
-    """Fixed-width records of a base64 text, each decoded on its own when first read."""
+    """Rows of floats packed in a base64 text, a row decoded when it is read: a run reads the rows
+    of a few hundred words, fewer bytes than decoding the whole matrix."""
 
     def __init__(self, text: str, kind: str, width: int) -> None:
-        self.text, self.kind, self.width = text, kind, width
-        self.size = array(kind).itemsize * width  # bytes per record
+        self.text, self.kind = text, kind
+        self.size = array(kind).itemsize * width  # bytes per row
 
     def __len__(self) -> int:
         return _decoded_length(self.text) // self.size
 
     def __getitem__(self, i: int) -> array:
-        first, last = i * self.size, (i + 1) * self.size
-        start = first // 3 * 4
-        chunk = base64.b64decode(self.text[start : -(-last // 3) * 4])
+        first = i * self.size
+        start = first // 3  # the base64 quantum (3 bytes, 4 characters) the row starts in
+        chunk = binascii.a2b_base64(self.text[start * 4 : -(-(first + self.size) // 3) * 4])
         values = array(self.kind)
-        values.frombytes(chunk[first - start // 4 * 3 :][: self.size])
+        values.frombytes(chunk[first - start * 3 :][: self.size])
         if sys.byteorder == "big":
             values.byteswap()
         return values
+
+
+def unpack_floats(text: str, kind: str = "f") -> array:
+    values = array(kind)
+    values.frombytes(binascii.a2b_base64(text))
+    if sys.byteorder == "big":
+        values.byteswap()
+    return values
 
 
 def _decoded_length(text: str) -> int:
@@ -68,7 +78,7 @@ class LinearModel:
     classes: tuple[str, ...]
     intercept: tuple[float, ...]
     rows: dict[str, int]  # word -> its row in coef and idf
-    idf: Packed  # one float64 per row
+    idf: array  # float64, one per row
     coef: Packed  # one row of len(classes) float32 per word
     threshold: float
     corpus_hash: str
@@ -78,7 +88,7 @@ class LinearModel:
         """Cause -> probability for the failure lines; empty when no known token is in them."""
         rows = self.rows
         counts = Counter(model_tokens(lines))
-        vector = tfidf_counts(counts, {w: self.idf[rows[w]][0] for w in counts if w in rows})
+        vector = tfidf_counts(counts, {w: self.idf[rows[w]] for w in counts if w in rows})
         if not vector:
             return {}
         scores = list(self.intercept)
@@ -110,8 +120,8 @@ def model_from_dict(data: dict) -> LinearModel:
             f"expected {MODEL_FORMAT}/{MODEL_FEATURES_VERSION}: retrain with `buildlog rebuild corpus/cases`"
         )
     words, classes = data["vocabulary"].split("\n") if data["vocabulary"] else [], tuple(data["classes"])
-    coef, idf = Packed(data["coef"], "f", len(classes)), Packed(data["idf"], "d", 1)
-    if _decoded_length(coef.text) != len(words) * coef.size or _decoded_length(idf.text) != len(words) * idf.size:
+    coef, idf = Packed(data["coef"], "f", len(classes)), unpack_floats(data["idf"], "d")
+    if _decoded_length(coef.text) != len(words) * coef.size or len(idf) != len(words):
         raise BuildlogError("model file is damaged (matrix and vocabulary disagree): retrain with `buildlog train`")
     return LinearModel(
         classes, tuple(data["intercept"]), {w: i for i, w in enumerate(words)}, idf, coef,
