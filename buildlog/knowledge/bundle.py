@@ -110,14 +110,17 @@ class Knowledge:
         return sorted(found)
 
     def parser(self, name: str) -> Lark:
-        """The LALR parser of one grammar, built once per process from the artefact's tables."""
-        return self._parsers[name]
+        """The LALR parser of one grammar, built from the artefact's tables when first asked for."""
+        parsers = self._parsers
+        if name not in parsers:
+            from buildlog.knowledge.parsers import parser_from
+
+            parsers[name] = parser_from(self.grammar_data[name])
+        return parsers[name]
 
     @cached_property
     def _parsers(self) -> dict[str, Lark]:
-        from buildlog.knowledge.parsers import parsers_from
-
-        return parsers_from(self.grammar_data)
+        return {}
 
     @cached_property
     def classifier_data(self) -> Mapping[str, Any] | None:
