@@ -4,15 +4,16 @@ They are built from checked data only (knowledge/load.py), so they carry no vali
 own; regexes are compiled on first use, since a run needs only those of the lines it meets.
 They are NamedTuples rather than frozen dataclasses: read by name, compared and hashed by value
 all the same, but about ten times cheaper to define, which every run does (a frozen, slotted
-dataclass costs about half a millisecond to create, compiling its generated methods).
+dataclass costs about half a millisecond to create, compiling its generated methods). Rule stays
+a frozen dataclass: user rules and tests derive variants of it with dataclasses.replace.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import cache
-from types import MappingProxyType
 from typing import NamedTuple
 
 
@@ -33,7 +34,8 @@ class Examples(NamedTuple):
     quiet: tuple[str, ...] = ()
 
 
-class Rule(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Rule:
     """One detection rule: the kind of line it matches, the cause it proves, the fix it suggests."""
 
     id: str
@@ -52,7 +54,7 @@ class Rule(NamedTuple):
     not_context: str | None = None
     command: str | None = None
     not_command: str | None = None
-    facts: Mapping[str, str] = MappingProxyType({})
+    facts: Mapping[str, str] = field(default_factory=dict)
     show_facts: tuple[str, ...] = ()
     overrides: tuple[str, ...] = ()
     fix: str = ""

@@ -137,7 +137,11 @@ def postings(index: dict[str, Any], word: str) -> tuple[float, list[tuple[int, l
     if entry is None:
         return None
     head, *groups = entry.split(" ")
-    return float(head), [(int(c), [int(n) for n in ns.split(",")]) for c, _, ns in (g.partition(":") for g in groups)]
+    out = []
+    for group in groups:
+        count, _, numbers = group.partition(":")
+        out.append((int(count), list(map(int, numbers.split(",")))))
+    return float(head), out
 
 
 def expanded(index: dict[str, Any]) -> dict[str, Any]:
