@@ -14,17 +14,26 @@ from buildlog.knowledge.artefact import bundled
 from buildlog.learn.features import idf_from, tfidf, tfidf_counts, tfidf_norm, tokens
 from buildlog.pipeline import Options, trace
 from buildlog.store.cases import iter_cases
-from buildlog.store.index import build_index, corpus_hash, default_index_path, dump_index, load_index
+from buildlog.store.index import (
+    build_index,
+    case_record,
+    corpus_hash,
+    default_index_path,
+    dump_index,
+    expanded,
+    load_index,
+)
 from buildlog.store.paths import data_dir, store_path
-from buildlog.store.similar import THRESHOLD, Past, PastFailures, rank
+from buildlog.store.similar import THRESHOLD, Past, PastFailures, corpus_past, rank, rank_corpus
 from tests.conftest import CORPUS
 
 REBUILD = "rebuild it: buildlog rebuild corpus/cases"
 
 
 def test_bundled_index_matches_the_corpus():
-    index = json.loads(default_index_path().read_text("utf-8"))
-    assert index["corpus_hash"] == corpus_hash(CORPUS), f"corpus_index.json is stale; {REBUILD}"
+    stored = json.loads(default_index_path().read_text("utf-8"))
+    assert stored["corpus_hash"] == corpus_hash(CORPUS), f"corpus_index.json is stale; {REBUILD}"
+    index = expanded(stored)
     labelled = {c.slug for c in iter_cases(CORPUS) if c.sidecar.causes and c.sidecar.causes != ["unknown"]}
     assert {c["key"] for c in index["cases"]} == labelled, REBUILD
     assert index["idf"] == pytest.approx(idf_from([c["counts"] for c in index["cases"]]), abs=1e-6)
@@ -47,6 +56,24 @@ def test_every_indexed_case_finds_itself():
         assert found[0].exact or record["key"] in {s.key for s in same}, (case.slug, found[:2])
 
 
+def test_ranking_by_postings_is_ranking_every_case():
+    """rank_corpus reads only the postings of the query's words: the same list, to the bit, as
+    rank over every corpus case with its counts (threshold 0, so that the zeros count too)."""
+    idf = expanded(load_index())["idf"]
+    pasts = corpus_past(with_norms=True)
+    cases = {c.slug: c for c in iter_cases(CORPUS)}
+    queries = [["nothing any case says: zzqx"]]
+    for record in load_index()["cases"][1::12]:
+        case = cases.get(record["key"])
+        if case is not None:
+            queries.append(trace(case.read_bytes(), bundled(), options=Options(use_model=False)).failure[-8:])
+    for lines in queries:
+        full = rank(lines, pasts, idf, threshold=0.0, limit=1000)
+        assert rank_corpus(lines, threshold=0.0, limit=1000) == full
+        assert len(full) == len({p.shape for p in pasts})
+    assert rank_corpus([]) == []
+
+
 def test_builder_is_deterministic_and_check_mode(tmp_path):
     folder = tmp_path / "cases"
     folder.mkdir()
@@ -58,6 +85,8 @@ def test_builder_is_deterministic_and_check_mode(tmp_path):
     assert dump_index(first) == dump_index(second)
     assert json.loads(dump_index(first)) == first
     assert [c["key"] for c in first["cases"]] == slugs
+    records = [case_record(c) for c in iter_cases(folder)]
+    assert [c["counts"] for c in expanded(first)["cases"]] == [r["counts"] for r in records]
     before = corpus_hash(folder)
     assert first["corpus_hash"] == before
     (folder / f"{slugs[0]}.toml").write_text((folder / f"{slugs[0]}.toml").read_text() + "\n# edited\n")

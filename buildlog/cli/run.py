@@ -16,10 +16,6 @@ from __future__ import annotations
 import datetime as _dt
 import errno
 import os
-import select
-import shlex
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -43,8 +39,8 @@ from buildlog.cli.base import (
 )  # fmt: skip
 from buildlog.errors import BuildlogError
 
-# SIGHUP is POSIX only; this module is imported with every command, on Windows too.
-FORWARDED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+# This module is imported with every command (it registers `run`): what only a build needs
+# (subprocess, signal, select, shlex) is imported where it is used.
 PROBE_TIMEOUT = 60  # seconds for one probe command (importing torch can take a while)
 POSIX = os.name == "posix"
 # After the command ends, its output is read until the pipe closes, or until it has been silent
@@ -53,8 +49,17 @@ POSIX = os.name == "posix"
 DRAIN_QUIET = 1.0
 
 
+def _forwarded() -> tuple[int, ...]:
+    """The signals passed on to the build (SIGHUP is POSIX only)."""
+    import signal
+
+    return tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
 def probe_runner(argv: Sequence[str]) -> tuple[int, str] | None:
     """Run one probe command: (exit code, output), or None when it is missing, refused or hangs."""
+    import subprocess
+
     try:
         done = subprocess.run(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -105,6 +110,8 @@ class Build:
     """The running command: its process, where its output comes from, whether it was interrupted."""
 
     def __init__(self, argv: Sequence[str], log: BinaryIO, echo: BinaryIO | None, use_pty: bool) -> None:
+        import subprocess
+
         self.log, self.echo = log, echo
         self.interrupted = False
         self.use_pty = use_pty
@@ -133,6 +140,8 @@ class Build:
 
     def _foreground(self, pgrp: int) -> None:
         """Make `pgrp` the terminal's foreground group (Ctrl-C goes to it), as a shell does."""
+        import signal
+
         if self.terminal is None:
             return
         previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
@@ -167,12 +176,14 @@ class Build:
         code = self._pump_pty() if self.use_pty else self._pump_pipe()
         self._foreground(os.getpgrp() if POSIX else 0)
         if code < 0:
-            self.interrupted = self.interrupted or -code in FORWARDED
+            self.interrupted = self.interrupted or -code in _forwarded()
             return 128 - code
         return code
 
     def _pump_pipe(self) -> int:
         """Plain pipes, on any system: a thread copies the output as it comes; this one waits."""
+        import subprocess
+
         lock, done, stopped, last = threading.Lock(), threading.Event(), threading.Event(), [time.monotonic()]
 
         def copy() -> None:
@@ -210,6 +221,8 @@ class Build:
         return code
 
     def _pump_pty(self) -> int:
+        import select
+
         while True:
             try:
                 ready, _, _ = select.select([self.read_fd], [], [], 0.5)
@@ -232,6 +245,8 @@ class Build:
 
 
 def _pending(fd: int) -> bool:
+    import select
+
     ready, _, _ = select.select([fd], [], [], 0)
     return bool(ready)
 
@@ -270,6 +285,9 @@ def run_build(
     argv: Sequence[str], log_path: Path, echo: BinaryIO | None, use_pty: bool | None = None
 ) -> tuple[int, bool, float]:
     """Header, the command with its output streamed and logged, footer: (exit code, interrupted, seconds)."""
+    import shlex
+    import signal
+
     from buildlog.probe import footer, header
 
     found = environment(argv)
@@ -282,7 +300,7 @@ def run_build(
         log.write(("\n".join(lines) + "\n").encode("utf-8", "replace"))
         log.flush()
         build = Build(argv, log, echo, wants_pty(echo, use_pty))
-        previous = {sig: signal.signal(sig, build.forward) for sig in FORWARDED}
+        previous = {sig: signal.signal(sig, build.forward) for sig in _forwarded()}
         try:
             code = build.pump()
         finally:
@@ -345,6 +363,8 @@ def run(
     echo = None if quiet else sys.stdout.buffer
     fold = f"buildlog_build_{int(time.time())}" if fmt == "gitlab" and echo is not None else ""
     if fold:  # the build's output in a section of the job log, headed by its command
+        import shlex
+
         _marker(echo, section_start_line(fold, f"$ {shlex.join(argv)}"))
     code, interrupted, seconds = run_build(argv, log_path, echo, use_pty)
     if fold:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from buildlog.knowledge.compat import Compat, CudaRelease, Gpu, TorchRelease
 from buildlog.knowledge.records import Bearing, Cause, CheckText, Examples, FactPattern, Hint, Jobs, Rule, StageMarker
@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from buildlog.mask import Mask
 
 
-@dataclass(frozen=True)
-class AnchorPlan:
+class AnchorPlan(NamedTuple):
     """What the scanner looks for: every anchor, the budgeted ones, and which records use each.
 
     An anchor that some unbudgeted record also uses has no budget: its lines are always wanted.
@@ -111,14 +110,17 @@ class Knowledge:
         return sorted(found)
 
     def parser(self, name: str) -> Lark:
-        """The LALR parser of one grammar, built once per process from the artefact's tables."""
-        return self._parsers[name]
+        """The LALR parser of one grammar, built from the artefact's tables when first asked for."""
+        parsers = self._parsers
+        if name not in parsers:
+            from buildlog.knowledge.parsers import parser_from
+
+            parsers[name] = parser_from(self.grammar_data[name])
+        return parsers[name]
 
     @cached_property
     def _parsers(self) -> dict[str, Lark]:
-        from buildlog.knowledge.parsers import parsers_from
-
-        return parsers_from(self.grammar_data)
+        return {}
 
     @cached_property
     def classifier_data(self) -> Mapping[str, Any] | None:

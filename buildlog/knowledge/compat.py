@@ -9,18 +9,16 @@ in the tables is unknown: lookups return None rather than guess.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Gpu:
+class Gpu(NamedTuple):
     name: str
     match: tuple[str, ...]
     cc: str
 
 
-@dataclass(frozen=True, slots=True)
-class CudaRelease:
+class CudaRelease(NamedTuple):
     version: str
     sm_min: str
     sm_max: str
@@ -29,14 +27,12 @@ class CudaRelease:
     torch_gcc_max: str | None = None  # torch's cpp_extension bound, where stricter than nvcc's
 
 
-@dataclass(frozen=True, slots=True)
-class TorchRelease:
+class TorchRelease(NamedTuple):
     version: str
     cuda: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Compat:
+class Compat(NamedTuple):
     """The tables, with the lookups the checks and fix templates use."""
 
     gpus: tuple[Gpu, ...]

@@ -2,7 +2,7 @@
 
 Building the six parsers from their grammars costs more than explaining a small log, so the
 artefact keeps each parser's tables (lark's own serialised form, as JSON) and a run rebuilds the
-parser objects from them. Nothing is loaded from a cache or any other place a user or another user
+parser objects from them, each when a line first needs it. Nothing is loaded from a cache or any other place a user or another user
 could write: the tables ship inside the package. An artefact made by another lark version is not
 trusted to match; the parser is then built from its grammar instead.
 """
@@ -40,17 +40,13 @@ def _int_keys(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
     return {int(k) if k.isdigit() else k: v for k, v in pairs}
 
 
-def parsers_from(grammars: Mapping[str, Mapping[str, Any]]) -> dict[str, Lark]:
-    """Every parser, from its tables where this lark made them, else from its grammar."""
+def parser_from(entry: Mapping[str, Any]) -> Lark:
+    """One grammar's parser, from its tables where this lark made them, else from its grammar."""
     import lark
     from lark import Lark
 
-    out: dict[str, Lark] = {}
-    for name, entry in grammars.items():
-        if entry["lark"] != lark.__version__:
-            out[name] = build_parser(entry["grammar"])
-            continue
-        parser = Lark.__new__(Lark)
-        parser._load(json.loads(entry["tables"], object_pairs_hook=_int_keys))  # lark's own reader of its tables
-        out[name] = parser
-    return out
+    if entry["lark"] != lark.__version__:
+        return build_parser(entry["grammar"])
+    parser = Lark.__new__(Lark)
+    parser._load(json.loads(entry["tables"], object_pairs_hook=_int_keys))  # lark's own reader of its tables
+    return parser

@@ -169,8 +169,8 @@ def _export(vectorizer, model, corpus: str, threshold: float) -> dict:  # type: 
         "margin": MARGIN,
         "classes": [str(c) for c in model.classes_],
         "intercept": [round(float(x), 5) for x in model.intercept_],
-        "vocabulary": words,
-        "idf": idf,
+        "vocabulary": "\n".join(words),
+        "idf": pack_floats(idf, "d"),
         "coef": pack_floats(coef),
     }
 

@@ -1,8 +1,10 @@
 """The bundled corpus as a similarity index: knowledge/corpus_index.json, built from corpus/cases.
 
 `explain` compares a log with every labelled corpus case without reading the corpus (which the
-wheel does not carry) or analysing it again: the index holds each case's label, fix and token
-counts, the idf over them, and a hash of the corpus so that a test can tell when it is stale.
+wheel does not carry) or analysing it again: the index holds each case's label, fix and vector
+length, and per word its idf and postings (which cases have it, how often), with a hash of the
+corpus so that a test can tell when it is stale. Kept by word, a run parses one short string per
+word and reads the postings of the log's own words only (`postings`), not every case's counts.
 
 Rebuild after changing the corpus: `buildlog rebuild corpus/cases`.
 """
@@ -20,7 +22,7 @@ from buildlog.learn.features import FEATURES_VERSION, idf_from, tfidf_norm
 if TYPE_CHECKING:
     from buildlog.store.cases import Case
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 INDEX_FILE = "corpus_index.json"
 
 
@@ -62,28 +64,47 @@ def build_index(folder: Path) -> dict[str, Any]:
     from buildlog.store.cases import iter_cases
 
     cases = [case_record(c) for c in iter_cases(folder) if indexed(c)]
-    idf = idf_from([c["counts"] for c in cases])
-    rounded = {w: round(v, 6) for w, v in idf.items()}
-    for case in cases:  # each vector's length under the index's idf, so a run need not work it out
-        case["norm"] = round(tfidf_norm(case["counts"], rounded), 6)
+    return index_of(cases, corpus_hash(folder))
+
+
+def index_of(cases: list[dict[str, Any]], digest: str) -> dict[str, Any]:
+    """The index of case records (each with its "counts"): the cases without their counts, and per
+    word "idf count:n,n,... count:n,..." (n a case's place in "cases"), most words' count being 1
+    in most cases; words sorted, counts ascending, case numbers ascending."""
+    idf = {w: round(v, 6) for w, v in idf_from([c["counts"] for c in cases]).items()}
+    by_count: dict[str, dict[int, list[str]]] = {w: {} for w in sorted(idf)}
+    rows = []
+    for n, case in enumerate(cases):  # each vector's length under the index's idf, so a run need not work it out
+        rows.append(
+            {**{k: v for k, v in case.items() if k != "counts"}, "norm": round(tfidf_norm(case["counts"], idf), 6)}
+        )
+        for word, count in case["counts"].items():
+            by_count[word].setdefault(count, []).append(str(n))
+    words = {
+        w: " ".join([repr(idf[w]), *(f"{c}:{','.join(ns)}" for c, ns in sorted(groups.items()))])
+        for w, groups in by_count.items()
+    }
     return {
         "format": INDEX_FORMAT,
         "features_version": FEATURES_VERSION,
-        "corpus_hash": corpus_hash(folder),
-        "idf": {w: round(v, 6) for w, v in sorted(idf.items())},
-        "cases": cases,
+        "corpus_hash": digest,
+        "cases": rows,
+        "words": words,
     }
 
 
 def dump_index(index: dict[str, Any]) -> str:
-    """JSON with one case per line: small, and a changed case is a one-line diff."""
-    head = {k: v for k, v in index.items() if k not in ("cases", "idf")}
+    """JSON with one case, and one word, per line: a changed case is a few lines of diff."""
+    head = {k: v for k, v in index.items() if k not in ("cases", "words")}
     lines = ["{", *(f"{json.dumps(k)}: {json.dumps(v)}," for k, v in head.items())]
-    lines.append(f'"idf": {json.dumps(index["idf"], sort_keys=True, separators=(",", ":"))},')
     lines.append('"cases": [')
     rows = [json.dumps(c, sort_keys=True, separators=(",", ":")) for c in index["cases"]]
     lines += [row + ("," if i < len(rows) - 1 else "") for i, row in enumerate(rows)]
-    lines += ["]", "}"]
+    lines.append("],")
+    lines.append('"words": {')
+    words = [f"{json.dumps(w)}:{json.dumps(p)}" for w, p in sorted(index["words"].items())]
+    lines += [row + ("," if i < len(words) - 1 else "") for i, row in enumerate(words)]
+    lines += ["}", "}"]
     return "\n".join(lines) + "\n"
 
 
@@ -96,20 +117,40 @@ def default_index_path() -> Path:
 
 @cache
 def load_index() -> dict[str, Any]:
-    """The bundled index, each case with its vector length under the index's idf ("norm");
-    an empty index when the file is missing or of another format."""
+    """The bundled index as stored ("cases" without counts, "words"); an empty one when the file
+    is missing or of another format."""
     from importlib import resources
 
     node = resources.files("buildlog.knowledge").joinpath(INDEX_FILE)
     if not node.is_file():
-        return {"cases": [], "idf": {}}
-    return _with_norms(json.loads(node.read_bytes()))
-
-
-def _with_norms(data: dict[str, Any]) -> dict[str, Any]:
+        return {"cases": [], "words": {}}
+    data = json.loads(node.read_bytes())
     if data.get("format") != INDEX_FORMAT or data.get("features_version") != FEATURES_VERSION:
-        return {"cases": [], "idf": {}}
-    for case in data["cases"]:
-        if "norm" not in case:
-            case["norm"] = tfidf_norm(case["counts"], data["idf"])
+        return {"cases": [], "words": {}}
     return data
+
+
+def postings(index: dict[str, Any], word: str) -> tuple[float, list[tuple[int, list[int]]]] | None:
+    """A word's idf and, for each count it has in some case, those cases' numbers; None for a
+    word no case has."""
+    entry = index["words"].get(word)
+    if entry is None:
+        return None
+    head, *groups = entry.split(" ")
+    out = []
+    for group in groups:
+        count, _, numbers = group.partition(":")
+        out.append((int(count), list(map(int, numbers.split(",")))))
+    return float(head), out
+
+
+def expanded(index: dict[str, Any]) -> dict[str, Any]:
+    """The index with each case's counts (keys sorted) and the idf, as building it saw them."""
+    counts: list[dict[str, int]] = [{} for _ in index["cases"]]
+    idf = {}
+    for word in sorted(index["words"]):
+        idf[word], groups = postings(index, word)  # type: ignore[misc]
+        for c, ns in groups:
+            for n in ns:
+                counts[n][word] = c
+    return {"idf": idf, "cases": [{**case, "counts": n} for case, n in zip(index["cases"], counts, strict=True)]}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from buildlog.learn.features import fingerprint, idf_from, term_weight, tfidf_counts, tfidf_norm
@@ -37,18 +38,23 @@ class Past:
 
 
 def corpus_past(with_norms: bool = False) -> list[Past]:
-    """The labelled cases of the bundled corpus index.
+    """The labelled cases of the bundled corpus index, with their counts.
 
     `with_norms`: carry each case's vector length under the index's own idf, which saves
     computing them when that is the idf the ranking uses.
     """
-    from buildlog.store.index import load_index
-
     return [
         Past(c["key"], c["cause"], c["title"], c["fix"], c["shape"], c["counts"], "corpus",
              norm=c["norm"] if with_norms else None)
-        for c in load_index()["cases"]
+        for c in _corpus()["cases"]
     ]  # fmt: skip
+
+
+@cache
+def _corpus() -> dict:
+    from buildlog.store.index import expanded, load_index
+
+    return expanded(load_index())
 
 
 def store_past(path: Path | str) -> list[Past]:
@@ -106,7 +112,6 @@ class PastFailures:
 
     def seen_before(self, lines: Sequence[str]) -> list[Similar]:
         from buildlog.errors import BuildlogError
-        from buildlog.store.index import load_index
 
         if not lines:
             return []
@@ -117,7 +122,56 @@ class PastFailures:
             mine = []
         if mine:  # the idf then spans the store as well
             return rank(lines, [*mine, *corpus_past()], None, self.threshold, self.limit)
-        return rank(lines, corpus_past(with_norms=True), load_index()["idf"], self.threshold, self.limit)
+        return rank_corpus(lines, self.threshold, self.limit)
+
+
+def rank_corpus(lines: Sequence[str], threshold: float = THRESHOLD, limit: int = LIMIT) -> list[Similar]:
+    """rank(lines, corpus_past(with_norms=True), the index's idf, ...), reading the postings of
+    the lines' own words only: each case's dot product is summed over the query's words in the
+    same order as _cosine sums it, so the scores are the same to the bit."""
+    from buildlog.store.index import load_index, postings
+
+    if not lines:
+        return []
+    index = load_index()
+    counts = features(lines)
+    idf: dict[str, float] = {}
+    found: dict[str, list[tuple[int, list[int]]]] = {}
+    for word in counts:
+        entry = postings(index, word)
+        if entry is not None:
+            idf[word], found[word] = entry
+    query = tfidf_counts(counts, idf)
+    cases = index["cases"]
+    dots: list[float] = [0] * len(cases)  # an int 0, as sum() starts from
+    for word, q in query.items():
+        w = idf[word]
+        for count, numbers in found[word]:
+            part = q * term_weight(count, w)  # the same product for every case with this count
+            for n in numbers:
+                dots[n] += part
+    shape = fingerprint(lines)
+    seen: set[str] = set()
+    exact, scored = [], []
+    for n, c in enumerate(cases):  # first of each shape, as _unique keeps
+        if c["shape"] in seen:
+            continue
+        seen.add(c["shape"])
+        if c["shape"] == shape:
+            exact.append(n)
+        else:
+            scored.append((-(dots[n] / c["norm"]), c["key"], n))
+    scored.sort()
+    out = [_similar(_corpus_case(cases[n]), 1.0, True) for n in exact]
+    for minus, _, n in scored[: max(limit - len(out), 0)]:
+        if -minus < threshold:
+            break
+        out.append(_similar(_corpus_case(cases[n]), -minus, False))
+    return out[:limit]
+
+
+def _corpus_case(c: Mapping) -> Past:
+    return Past(c["key"], c["cause"], c["title"], c["fix"], c["shape"], {}, "corpus", norm=c["norm"])
 
 
 def _unique(pasts: Iterable[Past]) -> list[Past]:
