@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -171,12 +171,16 @@ def _judged(
 
 
 def _facts_by_attempt(index: FactIndex) -> Callable[[Sequence[Span]], Callable[[int], Facts]]:
-    """For a list of attempts, the facts in force for each, computed once each on demand."""
+    """For a list of attempts, the facts in force for each, computed on demand.
+
+    Only the latest few are kept: a CI log of ten thousand jobs would otherwise hold ten thousand
+    sets of facts at once, and the verdict asks again for only a few attempts.
+    """
 
     def for_spans(spans: Sequence[Span]) -> Callable[[int], Facts]:
         by_number = {s.number: s for s in spans}
 
-        @cache
+        @lru_cache(maxsize=64)
         def facts_for(attempt: int) -> Facts:
             span = by_number[attempt]
             return index.facts(until=span.end, since=span.start)

@@ -59,7 +59,7 @@ class _AttemptText:
         return self._found[regex]
 
 
-def _conditions_hold(rule: Rule, span: Span, texts: _AttemptText, facts: Facts) -> bool:
+def _conditions_hold(rule: Rule, span: Span, texts: _AttemptText, facts: Callable[[], Facts]) -> bool:
     if rule.context and not texts.has(rule.context):
         return False
     if rule.not_context and texts.has(rule.not_context):
@@ -68,7 +68,7 @@ def _conditions_hold(rule: Rule, span: Span, texts: _AttemptText, facts: Facts) 
         return False
     if rule.not_command and compiled(rule.not_command).search(span.command):
         return False
-    return all(compiled(regex).search(_fact_text(facts, name)) for name, regex in rule.facts.items())
+    return all(compiled(regex).search(_fact_text(facts(), name)) for name, regex in rule.facts.items())
 
 
 def _context_event(rule: Rule, event: Event, attempt_events: Sequence[Event]) -> tuple[Event, ...]:
@@ -98,13 +98,13 @@ class Diagnoser:
         for span in spans:
             attempt_events = by_attempt.get(span.number, [])
             texts = _AttemptText("\n".join(e.text for e in attempt_events))
-            facts = facts_for(span.number)
+            facts = _Lazy(facts_for, span.number)  # most attempts never ask: a long CI log has thousands
             found = [f for e in attempt_events for f in self._match(e, span, texts, facts, attempt_events)]
             out.extend(_apply_overrides(found))
         return out
 
     def _match(
-        self, event: Event, span: Span, texts: _AttemptText, facts: Facts, attempt_events: Sequence[Event]
+        self, event: Event, span: Span, texts: _AttemptText, facts: Callable[[], Facts], attempt_events: Sequence[Event]
     ) -> list[Finding]:
         found = []
         for rule in self.knowledge.rules_for(event.anchors):
@@ -116,11 +116,11 @@ class Diagnoser:
                 found.append(Finding(rule, event, hits[0], span.number, support))
         return found
 
-    def _fact_events(self, rule: Rule, facts: Facts) -> tuple[Event, ...]:
+    def _fact_events(self, rule: Rule, facts: Callable[[], Facts]) -> tuple[Event, ...]:
         """The lines that state the facts a rule's condition relied on."""
         out = []
         for name in [*rule.facts, *rule.show_facts]:
-            value = getattr(facts, name, None)
+            value = getattr(facts(), name, None)
             if isinstance(value, list):
                 value = value[0] if value else None
             if value is not None:
@@ -138,6 +138,20 @@ class Diagnoser:
             if owner is not None and back <= len(owner.after):
                 return Event(EventKind.TEXT, line, owner.after[back - 1].strip())
         return None
+
+
+class _Lazy:
+    """The facts of one attempt, computed when a rule first asks for them."""
+
+    __slots__ = ("_facts_for", "_number", "_facts")
+
+    def __init__(self, facts_for: FactsFor, number: int) -> None:
+        self._facts_for, self._number, self._facts = facts_for, number, None
+
+    def __call__(self) -> Facts:
+        if self._facts is None:
+            self._facts = self._facts_for(self._number)
+        return self._facts
 
 
 def _group(events: Sequence[Event], spans: Sequence[Span]) -> dict[int, list[Event]]:
