@@ -7,6 +7,7 @@ are passed in, never imported, and nothing here reads the environment.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,7 +20,7 @@ from buildlog.facts import FactIndex, contradictions, observe
 from buildlog.ingest.clean import clean_line
 from buildlog.ingest.reader import Source, iter_chunks, with_progress
 from buildlog.knowledge.bundle import Knowledge
-from buildlog.learn.features import failure_lines
+from buildlog.learn.features import FAILURE_KINDS, MAX_FAILURE_LINES, failure_lines
 from buildlog.parse.events import After, Event, parse_line
 from buildlog.report.assemble import build_report
 from buildlog.report.mask import mask_report
@@ -92,6 +93,7 @@ def _trace(source: Source | bytes, knowledge: Knowledge, store: Recall | None, o
     events = scan_and_parse(chunks, knowledge, summary, options)
     index = FactIndex(list(observe(events, knowledge)))
     steps = segment(events, summary.lines, knowledge)
+    _forget_unread_after(events, steps, _Following(knowledge))
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
     diagnosis = diagnose(events, steps, _facts_by_attempt(index), summary.lines, tail, knowledge, options.use_model)
     report = build_report(
@@ -126,6 +128,36 @@ def _event(cand: Candidate, knowledge: Knowledge, wide: _Following) -> Event:
     if len(after) > KEPT_AFTER and not text.endswith("\\") and not wide(cand.anchors):
         after = after[:KEPT_AFTER]  # a flood holds tens of thousands of events: only what is read is kept
     return parse_line(knowledge, cand.number, text, After(after), cand.anchors)
+
+
+def _forget_unread_after(events: Sequence[Event], steps: Sequence[Span], wide: _Following) -> None:
+    """Let go of the lines after an event once no reader can reach them.
+
+    Past the facts (observed before this), the lines after a line are read only by multi-line
+    patterns (their lines are kept whole) and by the failure lines of an attempt, which read the
+    range of an attempt from its end and stop after MAX_FAILURE_LINES + 3 lines, so at most that
+    many events of the failure kinds. An attempt ends where one of the steps ends (or the log
+    does), so the events kept are the last ones of those kinds up to each step's end; a flood of
+    100,000 compiler errors in one attempt keeps its last 64 events' neighbours, not all of them.
+    """
+    keep = MAX_FAILURE_LINES + 4
+    ends = sorted({s.end for s in steps})
+    within: deque[Event] = deque()  # the events of the failure kinds since the last end
+    e = 0
+    for event in events:
+        while e < len(ends) and event.line > ends[e]:
+            within.clear()  # those up to this end stay whole
+            e += 1
+        if (
+            event.kind not in FAILURE_KINDS
+            or not len(event.context)
+            or wide(event.anchors)
+            or event.text.endswith("\\")
+        ):
+            continue
+        within.append(event)
+        if len(within) > keep:
+            within.popleft().context.forget()
 
 
 class _Following:

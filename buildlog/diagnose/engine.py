@@ -47,15 +47,19 @@ def _fact_text(facts: Facts, name: str) -> str:
 
 class _AttemptText:
     """An attempt's lines joined, and which condition regexes match it (each searched once per attempt,
-    however many of its lines a rule's pattern hits)."""
+    however many of its lines a rule's pattern hits). The text is joined only when a rule with a
+    context condition first matches in the attempt, and let go with the attempt."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, events: Sequence[Event]) -> None:
+        self._events = events
+        self._text: str | None = None
         self._found: dict[str, bool] = {}
 
     def has(self, regex: str) -> bool:
         if regex not in self._found:
-            self._found[regex] = compiled(regex).search(self.text) is not None
+            if self._text is None:
+                self._text = "\n".join(e.text for e in self._events)
+            self._found[regex] = compiled(regex).search(self._text) is not None
         return self._found[regex]
 
 
@@ -97,7 +101,7 @@ class Diagnoser:
         out: list[Finding] = []
         for span in spans:
             attempt_events = by_attempt.get(span.number, [])
-            texts = _AttemptText("\n".join(e.text for e in attempt_events))
+            texts = _AttemptText(attempt_events)
             facts = _Lazy(facts_for, span.number)  # most attempts never ask: a long CI log has thousands
             found = [f for e in attempt_events for f in self._match(e, span, texts, facts, attempt_events)]
             out.extend(_apply_overrides(found))

@@ -54,6 +54,10 @@ class After:
     def __len__(self) -> int:
         return len(self._raw) if self._clean is None else len(self._clean)
 
+    def forget(self) -> None:
+        """Let the lines go (once nothing that reads them will reach this event)."""
+        self._raw, self._clean = (), ()
+
 
 _NOTHING_AFTER = After()
 
