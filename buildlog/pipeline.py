@@ -26,7 +26,7 @@ from buildlog.report.assemble import build_report
 from buildlog.report.mask import mask_report
 from buildlog.report.schema import Contradiction, Facts, Report, Similar
 from buildlog.scan.scanner import Candidate, Scanner, ScanSummary
-from buildlog.segment import Span, segment
+from buildlog.segment import Segmenter, Span, segment
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,6 @@ def _trace(source: Source | bytes, knowledge: Knowledge, store: Recall | None, o
     events = scan_and_parse(chunks, knowledge, summary, options)
     index = FactIndex(list(observe(events, knowledge)))
     steps = segment(events, summary.lines, knowledge)
-    _forget_unread_after(events, steps, _Following(knowledge))
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
     diagnosis = diagnose(events, steps, _facts_by_attempt(index), summary.lines, tail, knowledge, options.use_model)
     report = build_report(
@@ -114,7 +113,13 @@ def scan_and_parse(
     plan = knowledge.plan
     scanner = Scanner(plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache)
     wide = _Following(knowledge)
-    return [_event(cand, knowledge, wide) for cand in scanner.scan(chunks, summary)]
+    events = []
+    unread = _Unread(knowledge, wide)
+    for cand in scanner.scan(chunks, summary):
+        event = _event(cand, knowledge, wide)
+        unread(event)
+        events.append(event)
+    return events
 
 
 # The lines after an event that anything but a multi-line pattern reads: the classifier's failure
@@ -130,34 +135,34 @@ def _event(cand: Candidate, knowledge: Knowledge, wide: _Following) -> Event:
     return parse_line(knowledge, cand.number, text, After(after), cand.anchors)
 
 
-def _forget_unread_after(events: Sequence[Event], steps: Sequence[Span], wide: _Following) -> None:
-    """Let go of the lines after an event once no reader can reach them.
+class _Unread:
+    """Lets go of the lines after an event, as the log is read, once no reader can reach them.
 
-    Past the facts (observed before this), the lines after a line are read only by multi-line
-    patterns (their lines are kept whole) and by the failure lines of an attempt, which read the
-    range of an attempt from its end and stop after MAX_FAILURE_LINES + 3 lines, so at most that
-    many events of the failure kinds. An attempt ends where one of the steps ends (or the log
-    does), so the events kept are the last ones of those kinds up to each step's end; a flood of
-    100,000 compiler errors in one attempt keeps its last 64 events' neighbours, not all of them.
+    Past the facts, the lines after a line are read only by multi-line patterns (those events keep
+    theirs whole) and by the failure lines of an attempt, which read an attempt's range from its
+    end and stop after MAX_FAILURE_LINES + 3 lines, so at most that many events of the failure
+    kinds. An attempt ends on the line before an event that may start a step (segment's
+    `may_open`) or at the end of the log, so only the last events of those kinds before each such
+    event keep their neighbours: a flood of 100,000 compiler errors in one attempt keeps its last
+    64 events' neighbours, not all of them.
     """
-    keep = MAX_FAILURE_LINES + 4
-    ends = sorted({s.end for s in steps})
-    within: deque[Event] = deque()  # the events of the failure kinds since the last end
-    e = 0
-    for event in events:
-        while e < len(ends) and event.line > ends[e]:
-            within.clear()  # those up to this end stay whole
-            e += 1
-        if (
-            event.kind not in FAILURE_KINDS
-            or not len(event.context)
-            or wide(event.anchors)
-            or event.text.endswith("\\")
-        ):
-            continue
-        within.append(event)
-        if len(within) > keep:
-            within.popleft().context.forget()
+
+    KEEP = MAX_FAILURE_LINES + 4
+
+    def __init__(self, knowledge: Knowledge, wide: _Following) -> None:
+        self._knowledge, self._wide = knowledge, wide
+        self._within: deque[Event] = deque()  # the events of the failure kinds since the last possible end
+
+    def __call__(self, event: Event) -> None:
+        if Segmenter.may_open(event, self._knowledge):
+            self._within.clear()  # those before it stay whole
+        if event.kind not in FAILURE_KINDS or not len(event.context) or event.text.endswith("\\"):
+            return
+        if self._wide(event.anchors):
+            return
+        self._within.append(event)
+        if len(self._within) > self.KEEP:
+            self._within.popleft().context.forget()
 
 
 class _Following:

@@ -85,6 +85,36 @@ def _context_event(rule: Rule, event: Event, attempt_events: Sequence[Event]) ->
     return (best,) if best else ()
 
 
+# Past this many findings of one symptom rule in one step, only the latest is kept besides them: all
+# a symptom's findings are read for is how the step ended (the last signal), the lines worth reading
+# (the first few of each rule) and the first error; a flood of compiler errors in one attempt would
+# otherwise hold a finding for each of its 100,000 lines. Every line is still matched.
+MAX_SAME = 8
+
+
+class _Kept:
+    """The findings of one step, a symptom rule's kept to its first MAX_SAME and its latest."""
+
+    def __init__(self) -> None:
+        self._kept: list[Finding] = []
+        self._count: dict[str, int] = {}
+        self._latest: dict[str, Finding] = {}
+
+    def add(self, finding: Finding) -> None:
+        rule = finding.rule
+        if rule.role == "symptom" and not rule.overrides:
+            n = self._count[rule.id] = self._count.get(rule.id, 0) + 1
+            if n > MAX_SAME:
+                self._latest[rule.id] = finding
+                return
+        self._kept.append(finding)
+
+    def findings(self) -> list[Finding]:
+        if not self._latest:
+            return self._kept
+        return sorted([*self._kept, *self._latest.values()], key=lambda f: f.line)
+
+
 def _kind_allowed(rule: Rule, event: Event) -> bool:
     return "any" in rule.events or event.kind in rule.events
 
@@ -97,14 +127,17 @@ class Diagnoser:
 
     def findings(self, events: Sequence[Event], spans: Sequence[Span], facts_for: FactsFor) -> list[Finding]:
         by_attempt = _group(events, spans)
-        self._by_line = {e.line: e for e in events}
+        self._events, self._by_line = events, None
         out: list[Finding] = []
         for span in spans:
             attempt_events = by_attempt.get(span.number, [])
             texts = _AttemptText(attempt_events)
             facts = _Lazy(facts_for, span.number)  # most attempts never ask: a long CI log has thousands
-            found = [f for e in attempt_events for f in self._match(e, span, texts, facts, attempt_events)]
-            out.extend(_apply_overrides(found))
+            found = _Kept()
+            for e in attempt_events:
+                for f in self._match(e, span, texts, facts, attempt_events):
+                    found.add(f)
+            out.extend(_apply_overrides(found.findings()))
         return out
 
     def _match(
@@ -135,10 +168,13 @@ class Diagnoser:
 
     def _line_event(self, line: int) -> Event | None:
         """The event for a line, or a plain one built from the window of the candidate before it."""
-        if line in self._by_line:
-            return self._by_line[line]
+        if self._by_line is None:  # built when a rule first shows a fact's line
+            self._by_line = {e.line: e for e in self._events}
+        by_line = self._by_line
+        if line in by_line:
+            return by_line[line]
         for back in range(1, 8):
-            owner = self._by_line.get(line - back)
+            owner = by_line.get(line - back)
             if owner is not None and back <= len(owner.after):
                 return Event(EventKind.TEXT, line, owner.after[back - 1].strip())
         return None
