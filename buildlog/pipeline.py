@@ -115,8 +115,9 @@ def scan_and_parse(
     wide = _Following(knowledge)
     events = []
     unread = _Unread(knowledge, wide)
+    memo: dict[tuple[str, int], Event] = {}
     for cand in scanner.scan(chunks, summary):
-        event = _event(cand, knowledge, wide)
+        event = _event(cand, knowledge, wide, memo)
         unread(event)
         events.append(event)
     return events
@@ -127,12 +128,12 @@ def scan_and_parse(
 KEPT_AFTER = 2
 
 
-def _event(cand: Candidate, knowledge: Knowledge, wide: _Following) -> Event:
+def _event(cand: Candidate, knowledge: Knowledge, wide: _Following, memo: dict[tuple[str, int], Event]) -> Event:
     text = clean_line(cand.raw)
     after = cand.after
     if len(after) > KEPT_AFTER and not text.endswith("\\") and not wide(cand.anchors):
         after = after[:KEPT_AFTER]  # a flood holds tens of thousands of events: only what is read is kept
-    return parse_line(knowledge, cand.number, text, After(after), cand.anchors)
+    return parse_line(knowledge, cand.number, text, After(after), cand.anchors, memo)
 
 
 class _Unread:

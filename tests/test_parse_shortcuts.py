@@ -1,6 +1,7 @@
 """The shortcuts a big log takes must not change a single answer.
 
-Four of them: located compiler diagnostics are read without lark (parse.events._Located), an
+Five of them: located compiler diagnostics are read without lark (parse.events._Located), a line
+seen before is not parsed again (parse.events.MEMO_SIZE), an
 event keeps only the lines after it that something reads (pipeline.KEPT_AFTER, unless a multi-line
 pattern may search it), and those are let go once no attempt's failure lines can reach them
 (pipeline._Unread); and a step keeps the first few findings of a symptom rule and its latest
@@ -105,6 +106,7 @@ def both_ways():
     patch = pytest.MonkeyPatch()
     patch.setattr(pipeline, "KEPT_AFTER", 10**6)
     patch.setattr(engine, "MAX_SAME", 10**9)
+    patch.setattr(parse_events, "MEMO_SIZE", 0)
     patch.setattr(pipeline._Unread, "__call__", lambda *args: None)
     patch.setattr(parse_events, "_located", lambda knowledge: None)
     try:
