@@ -21,7 +21,7 @@ from buildlog.ingest.clean import clean_line
 from buildlog.ingest.reader import Source, iter_chunks, with_progress
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.features import FAILURE_KINDS, MAX_FAILURE_LINES, failure_lines
-from buildlog.parse.events import After, Event, parse_line
+from buildlog.parse.events import MEMO_SIZE, After, Event, parse_line
 from buildlog.report.assemble import build_report
 from buildlog.report.mask import mask_report
 from buildlog.report.schema import Contradiction, Facts, Report, Similar
@@ -116,8 +116,9 @@ def scan_and_parse(
     events = []
     unread = _Unread(knowledge, wide)
     memo: dict[tuple[str, int], Event] = {}
+    neighbours: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
     for cand in scanner.scan(chunks, summary):
-        event = _event(cand, knowledge, wide, memo)
+        event = _event(cand, knowledge, wide, memo, neighbours)
         unread(event)
         events.append(event)
     return events
@@ -128,11 +129,23 @@ def scan_and_parse(
 KEPT_AFTER = 2
 
 
-def _event(cand: Candidate, knowledge: Knowledge, wide: _Following, memo: dict[tuple[str, int], Event]) -> Event:
+def _event(
+    cand: Candidate,
+    knowledge: Knowledge,
+    wide: _Following,
+    memo: dict[tuple[str, int], Event],
+    neighbours: dict[tuple[bytes, ...], tuple[bytes, ...]],
+) -> Event:
     text = clean_line(cand.raw)
     after = cand.after
     if len(after) > KEPT_AFTER and not text.endswith("\\") and not wide(cand.anchors):
         after = after[:KEPT_AFTER]  # a flood holds tens of thousands of events: only what is read is kept
+    if after:  # a CI log's repeated lines are followed by the same lines: those are kept once
+        known = neighbours.get(after)
+        if known is not None:
+            after = known
+        elif len(neighbours) < MEMO_SIZE:
+            neighbours[after] = after
     return parse_line(knowledge, cand.number, text, After(after), cand.anchors, memo)
 
 
