@@ -18,15 +18,19 @@ from buildlog.diagnose.checks import judge_values
 from buildlog.diagnose.verdict import Diagnosis, diagnose
 from buildlog.facts import FactIndex, contradictions, observe
 from buildlog.ingest.clean import clean_line
-from buildlog.ingest.reader import Source, iter_chunks, with_progress
+from buildlog.ingest.reader import CHUNK_SIZE, Source, iter_chunks, with_progress
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.features import FAILURE_KINDS, MAX_FAILURE_LINES, failure_lines
-from buildlog.parse.events import MEMO_SIZE, After, Event, parse_line
+from buildlog.parse.events import MEMO_SIZE, After, Event, let_go_after, parse_line
 from buildlog.report.assemble import build_report
 from buildlog.report.mask import mask_report
 from buildlog.report.schema import Contradiction, Facts, Report, Similar
 from buildlog.scan.scanner import Candidate, Scanner, ScanSummary
 from buildlog.segment import Segmenter, Span, segment
+
+# The log is scanned a megabyte at a time: a chunk, what the scan engine found in it and the lines
+# still being read are all held at once, and smaller chunks cost no measurable time.
+SCAN_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ def _trace(source: Source | bytes, knowledge: Knowledge, store: Recall | None, o
     if isinstance(source, bytes):
         name, chunks = "<bytes>", iter([source] if source else [])
     else:
-        stream = iter_chunks(source.stream)
+        stream = iter_chunks(source.stream, SCAN_CHUNK, CHUNK_SIZE)  # lines cut where they always are
         name, chunks = source.name, with_progress(source, stream) if options.progress else stream
     summary = ScanSummary()
     events = scan_and_parse(chunks, knowledge, summary, options)
@@ -176,7 +180,7 @@ class _Unread:
             return
         self._within.append(event)
         if len(self._within) > self.KEEP:
-            self._within.popleft().context.forget()
+            let_go_after(self._within.popleft())
 
 
 class _Following:

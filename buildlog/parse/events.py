@@ -54,10 +54,6 @@ class After:
     def __len__(self) -> int:
         return len(self._raw) if self._clean is None else len(self._clean)
 
-    def forget(self) -> None:
-        """Let the lines go (once nothing that reads them will reach this event)."""
-        self._raw, self._clean = (), ()
-
 
 _NOTHING_AFTER = After()
 
@@ -79,6 +75,13 @@ class Event:
     def after(self) -> tuple[str, ...]:
         """The cleaned lines right after this one."""
         return self.context.lines()
+
+
+def let_go_after(event: Event) -> None:
+    """Forget the lines after an event, once nothing that reads them will reach it (the pipeline's
+    _Unread decides): the one change made to an event after it is built, so that a flood of errors
+    does not hold each one's neighbours, nor the object that would clean them."""
+    object.__setattr__(event, "context", _NOTHING_AFTER)
 
 
 _PROMPT = re.compile(
