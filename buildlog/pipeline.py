@@ -7,9 +7,10 @@ are passed in, never imported, and nothing here reads the environment.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -17,15 +18,19 @@ from buildlog.diagnose.checks import judge_values
 from buildlog.diagnose.verdict import Diagnosis, diagnose
 from buildlog.facts import FactIndex, contradictions, observe
 from buildlog.ingest.clean import clean_line
-from buildlog.ingest.reader import Source, iter_chunks, with_progress
+from buildlog.ingest.reader import CHUNK_SIZE, Source, iter_chunks, with_progress
 from buildlog.knowledge.bundle import Knowledge
-from buildlog.learn.features import failure_lines
-from buildlog.parse.events import After, Event, parse_line
+from buildlog.learn.features import FAILURE_KINDS, MAX_FAILURE_LINES, failure_lines
+from buildlog.parse.events import MEMO_SIZE, After, Event, let_go_after, parse_line
 from buildlog.report.assemble import build_report
 from buildlog.report.mask import mask_report
 from buildlog.report.schema import Contradiction, Facts, Report, Similar
 from buildlog.scan.scanner import Candidate, Scanner, ScanSummary
-from buildlog.segment import Span, segment
+from buildlog.segment import Segmenter, Span, segment
+
+# The log is scanned a megabyte at a time: a chunk, what the scan engine found in it and the lines
+# still being read are all held at once, and smaller chunks cost no measurable time.
+SCAN_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,7 @@ def _trace(source: Source | bytes, knowledge: Knowledge, store: Recall | None, o
     if isinstance(source, bytes):
         name, chunks = "<bytes>", iter([source] if source else [])
     else:
-        stream = iter_chunks(source.stream)
+        stream = iter_chunks(source.stream, SCAN_CHUNK, CHUNK_SIZE)  # lines cut where they always are
         name, chunks = source.name, with_progress(source, stream) if options.progress else stream
     summary = ScanSummary()
     events = scan_and_parse(chunks, knowledge, summary, options)
@@ -94,9 +99,10 @@ def _trace(source: Source | bytes, knowledge: Knowledge, store: Recall | None, o
     steps = segment(events, summary.lines, knowledge)
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
     diagnosis = diagnose(events, steps, _facts_by_attempt(index), summary.lines, tail, knowledge, options.use_model)
-    report = build_report(
-        name, summary, diagnosis, _judged(contradictions(index, diagnosis.attempts), index, diagnosis, knowledge)
-    )
+    del steps  # the attempts are in the diagnosis; each step of a long CI log need not outlive it
+    judged = _judged(contradictions(index, diagnosis.attempts), index, diagnosis, knowledge)
+    del index  # nor the facts of the whole log, while the report is built and masked (two copies at once)
+    report = build_report(name, summary, diagnosis, judged)
     mask = knowledge.mask(options.redact_paths)
     failure = tuple(mask(line) for line in _failure_lines(events, diagnosis))
     if store is not None and report.status not in ("success", "empty") and failure:
@@ -112,7 +118,15 @@ def scan_and_parse(
     plan = knowledge.plan
     scanner = Scanner(plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache)
     wide = _Following(knowledge)
-    return [_event(cand, knowledge, wide) for cand in scanner.scan(chunks, summary)]
+    events = []
+    unread = _Unread(knowledge, wide)
+    memo: dict[tuple[str, int], Event] = {}
+    neighbours: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
+    for cand in scanner.scan(chunks, summary):
+        event = _event(cand, knowledge, wide, memo, neighbours)
+        unread(event)
+        events.append(event)
+    return events
 
 
 # The lines after an event that anything but a multi-line pattern reads: the classifier's failure
@@ -120,12 +134,54 @@ def scan_and_parse(
 KEPT_AFTER = 2
 
 
-def _event(cand: Candidate, knowledge: Knowledge, wide: _Following) -> Event:
+def _event(
+    cand: Candidate,
+    knowledge: Knowledge,
+    wide: _Following,
+    memo: dict[tuple[str, int], Event],
+    neighbours: dict[tuple[bytes, ...], tuple[bytes, ...]],
+) -> Event:
     text = clean_line(cand.raw)
     after = cand.after
     if len(after) > KEPT_AFTER and not text.endswith("\\") and not wide(cand.anchors):
         after = after[:KEPT_AFTER]  # a flood holds tens of thousands of events: only what is read is kept
-    return parse_line(knowledge, cand.number, text, After(after), cand.anchors)
+    if after:  # a CI log's repeated lines are followed by the same lines: those are kept once
+        known = neighbours.get(after)
+        if known is not None:
+            after = known
+        elif len(neighbours) < MEMO_SIZE:
+            neighbours[after] = after
+    return parse_line(knowledge, cand.number, text, After(after), cand.anchors, memo)
+
+
+class _Unread:
+    """Lets go of the lines after an event, as the log is read, once no reader can reach them.
+
+    Past the facts, the lines after a line are read only by multi-line patterns (those events keep
+    theirs whole) and by the failure lines of an attempt, which read an attempt's range from its
+    end and stop after MAX_FAILURE_LINES + 3 lines, so at most that many events of the failure
+    kinds. An attempt ends on the line before an event that may start a step (segment's
+    `may_open`) or at the end of the log, so only the last events of those kinds before each such
+    event keep their neighbours: a flood of 100,000 compiler errors in one attempt keeps its last
+    64 events' neighbours, not all of them.
+    """
+
+    KEEP = MAX_FAILURE_LINES + 4
+
+    def __init__(self, knowledge: Knowledge, wide: _Following) -> None:
+        self._knowledge, self._wide = knowledge, wide
+        self._within: deque[Event] = deque()  # the events of the failure kinds since the last possible end
+
+    def __call__(self, event: Event) -> None:
+        if Segmenter.may_open(event, self._knowledge):
+            self._within.clear()  # those before it stay whole
+        if event.kind not in FAILURE_KINDS or not len(event.context) or event.text.endswith("\\"):
+            return
+        if self._wide(event.anchors):
+            return
+        self._within.append(event)
+        if len(self._within) > self.KEEP:
+            let_go_after(self._within.popleft())
 
 
 class _Following:
@@ -171,12 +227,16 @@ def _judged(
 
 
 def _facts_by_attempt(index: FactIndex) -> Callable[[Sequence[Span]], Callable[[int], Facts]]:
-    """For a list of attempts, the facts in force for each, computed once each on demand."""
+    """For a list of attempts, the facts in force for each, computed on demand.
+
+    Only the latest few are kept: a CI log of ten thousand jobs would otherwise hold ten thousand
+    sets of facts at once, and the verdict asks again for only a few attempts.
+    """
 
     def for_spans(spans: Sequence[Span]) -> Callable[[int], Facts]:
         by_number = {s.number: s for s in spans}
 
-        @cache
+        @lru_cache(maxsize=64)
         def facts_for(attempt: int) -> Facts:
             span = by_number[attempt]
             return index.facts(until=span.end, since=span.start)

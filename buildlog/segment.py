@@ -262,6 +262,18 @@ class Segmenter:
         self.setup_from: int | None = None  # where the set-up of the next attempt began (`export ...`)
         self.prompted = False  # a command was typed at a user@host prompt: the person's commands all show one
 
+    @staticmethod
+    def may_open(event: Event, knowledge: Knowledge) -> bool:
+        """Could this event start a step (or end the one before it)? True for every event that
+        `feed` may open a step at or mark as its setup (a command, a fresh docker build, a
+        line that shows a stage), and for some that it will not: what reads the lines before
+        a step's end may rely on it."""
+        return (
+            event.kind is EventKind.COMMAND
+            or bool(_NEW_RUN.match(event.text))
+            or bool(knowledge.stages_for(event.anchors))
+        )
+
     def feed(self, event: Event) -> None:
         if event.kind is EventKind.COMMAND:
             unprompted = event.fields.get("prompt") == "none"

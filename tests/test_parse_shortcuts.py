@@ -1,8 +1,11 @@
 """The shortcuts a big log takes must not change a single answer.
 
-Two of them: located compiler diagnostics are read without lark (parse.events._Located), and an
+Five of them: located compiler diagnostics are read without lark (parse.events._Located), a line
+seen before is not parsed again (parse.events.MEMO_SIZE), an
 event keeps only the lines after it that something reads (pipeline.KEPT_AFTER, unless a multi-line
-pattern may search it). A quarter of the corpus logs is analysed both ways and must give the same report, the
+pattern may search it), and those are let go once no attempt's failure lines can reach them
+(pipeline._Unread); and a step keeps the first few findings of a symptom rule and its latest
+(diagnose.engine.MAX_SAME). A quarter of the corpus logs is analysed both ways and must give the same report, the
 same events (kind, line, text, fields) and the same failure lines.
 """
 
@@ -15,8 +18,10 @@ import pytest
 from lark.exceptions import LarkError
 
 from buildlog import pipeline
+from buildlog.diagnose import engine
 from buildlog.ingest.clean import clean_line
 from buildlog.knowledge.artefact import bundled
+from buildlog.learn.features import failure_lines
 from buildlog.parse import events as parse_events
 from buildlog.parse.events import _Located, _token_fields
 
@@ -89,7 +94,10 @@ def test_a_grammar_of_another_shape_is_left_to_lark():
 
 def _seen(analysis) -> tuple:
     events = [(e.kind, e.line, e.text, dict(e.fields), e.commands, e.anchors) for e in analysis.events]
-    return analysis.report.model_dump(), events, analysis.failure, analysis.fired
+    lines = [failure_lines(analysis.events, s.start, s.end) for s in analysis.attempts] + [
+        failure_lines(analysis.events)
+    ]
+    return analysis.report.model_dump(), events, analysis.failure, analysis.fired, lines
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +105,9 @@ def both_ways():
     short = [_seen(pipeline.trace(log.read_bytes(), KNOWLEDGE)) for log in COMPARED]
     patch = pytest.MonkeyPatch()
     patch.setattr(pipeline, "KEPT_AFTER", 10**6)
+    patch.setattr(engine, "MAX_SAME", 10**9)
+    patch.setattr(parse_events, "MEMO_SIZE", 0)
+    patch.setattr(pipeline._Unread, "__call__", lambda *args: None)
     patch.setattr(parse_events, "_located", lambda knowledge: None)
     try:
         long = [_seen(pipeline.trace(log.read_bytes(), KNOWLEDGE)) for log in COMPARED]
@@ -110,3 +121,38 @@ def test_corpus_logs_give_the_same_answers_with_and_without_the_shortcuts(both_w
     assert len(short) == len(COMPARED) > 80
     for log, a, b in zip(COMPARED, short, long, strict=True):
         assert a == b, log.name
+
+
+def test_a_long_attempt_lets_go_of_the_neighbours_no_one_reads():
+    names = [
+        "".join(chr(97 + i // 26**k % 26) for k in range(3)) for i in range(400)
+    ]  # distinct once numbers are masked
+    body = [
+        f'src/{n}.cu({i + 3}): error: identifier "{n}" is undefined\n    {n} = 0;\n          ^\n'
+        for i, n in enumerate(names)
+    ]
+    log = ("$ pip install -v .\n" + "".join(body) + "error: command '/usr/bin/nvcc' failed with exit code 1\n").encode()
+    kept = pipeline.trace(log, KNOWLEDGE)
+    patch = pytest.MonkeyPatch()
+    patch.setattr(pipeline._Unread, "__call__", lambda *args: None)
+    try:
+        whole = pipeline.trace(log, KNOWLEDGE)
+    finally:
+        patch.undo()
+    with_after = sum(1 for e in kept.events if e.after)
+    assert with_after < 100 < sum(1 for e in whole.events if e.after)  # most let go, the last ones kept
+    assert _seen(kept) == _seen(whole)
+
+
+def test_a_step_keeps_a_few_findings_of_one_symptom_rule_and_its_latest():
+    names = ["".join(chr(97 + i // 26**k % 26) for k in range(3)) for i in range(200)]
+    log = "$ pip install -v .\n" + "".join(
+        f'src/{n}.cu({i + 3}): error: identifier "{n}" is undefined\n' for i, n in enumerate(names)
+    )
+    summary = pipeline.ScanSummary()
+    events = pipeline.scan_and_parse(iter([log.encode()]), KNOWLEDGE, summary)
+    steps = pipeline.segment(events, summary.lines, KNOWLEDGE)
+    found = engine.Diagnoser(KNOWLEDGE).findings(events, steps, lambda n: pipeline.Facts())
+    errors = [f.line for f in found if f.rule.id == "compiler-error-diagnostic"]
+    analysed = [e.line for e in events if "error:" in e.text]
+    assert len(analysed) == 200 and errors == [*analysed[: engine.MAX_SAME], analysed[-1]]

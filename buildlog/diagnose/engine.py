@@ -47,19 +47,23 @@ def _fact_text(facts: Facts, name: str) -> str:
 
 class _AttemptText:
     """An attempt's lines joined, and which condition regexes match it (each searched once per attempt,
-    however many of its lines a rule's pattern hits)."""
+    however many of its lines a rule's pattern hits). The text is joined only when a rule with a
+    context condition first matches in the attempt, and let go with the attempt."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, events: Sequence[Event]) -> None:
+        self._events = events
+        self._text: str | None = None
         self._found: dict[str, bool] = {}
 
     def has(self, regex: str) -> bool:
         if regex not in self._found:
-            self._found[regex] = compiled(regex).search(self.text) is not None
+            if self._text is None:
+                self._text = "\n".join(e.text for e in self._events)
+            self._found[regex] = compiled(regex).search(self._text) is not None
         return self._found[regex]
 
 
-def _conditions_hold(rule: Rule, span: Span, texts: _AttemptText, facts: Facts) -> bool:
+def _conditions_hold(rule: Rule, span: Span, texts: _AttemptText, facts: Callable[[], Facts]) -> bool:
     if rule.context and not texts.has(rule.context):
         return False
     if rule.not_context and texts.has(rule.not_context):
@@ -68,7 +72,7 @@ def _conditions_hold(rule: Rule, span: Span, texts: _AttemptText, facts: Facts) 
         return False
     if rule.not_command and compiled(rule.not_command).search(span.command):
         return False
-    return all(compiled(regex).search(_fact_text(facts, name)) for name, regex in rule.facts.items())
+    return all(compiled(regex).search(_fact_text(facts(), name)) for name, regex in rule.facts.items())
 
 
 def _context_event(rule: Rule, event: Event, attempt_events: Sequence[Event]) -> tuple[Event, ...]:
@@ -79,6 +83,36 @@ def _context_event(rule: Rule, event: Event, attempt_events: Sequence[Event]) ->
     matching = [e for e in attempt_events if e is not event and regex.search(e.text)]
     best = min(matching, key=lambda e: (e.kind is EventKind.FRAME, abs(e.line - event.line)), default=None)
     return (best,) if best else ()
+
+
+# Past this many findings of one symptom rule in one step, only the latest is kept besides them: all
+# a symptom's findings are read for is how the step ended (the last signal), the lines worth reading
+# (the first few of each rule) and the first error; a flood of compiler errors in one attempt would
+# otherwise hold a finding for each of its 100,000 lines. Every line is still matched.
+MAX_SAME = 8
+
+
+class _Kept:
+    """The findings of one step, a symptom rule's kept to its first MAX_SAME and its latest."""
+
+    def __init__(self) -> None:
+        self._kept: list[Finding] = []
+        self._count: dict[str, int] = {}
+        self._latest: dict[str, Finding] = {}
+
+    def add(self, finding: Finding) -> None:
+        rule = finding.rule
+        if rule.role == "symptom" and not rule.overrides:
+            n = self._count[rule.id] = self._count.get(rule.id, 0) + 1
+            if n > MAX_SAME:
+                self._latest[rule.id] = finding
+                return
+        self._kept.append(finding)
+
+    def findings(self) -> list[Finding]:
+        if not self._latest:
+            return self._kept
+        return sorted([*self._kept, *self._latest.values()], key=lambda f: f.line)
 
 
 def _kind_allowed(rule: Rule, event: Event) -> bool:
@@ -93,18 +127,21 @@ class Diagnoser:
 
     def findings(self, events: Sequence[Event], spans: Sequence[Span], facts_for: FactsFor) -> list[Finding]:
         by_attempt = _group(events, spans)
-        self._by_line = {e.line: e for e in events}
+        self._events, self._by_line = events, None
         out: list[Finding] = []
         for span in spans:
             attempt_events = by_attempt.get(span.number, [])
-            texts = _AttemptText("\n".join(e.text for e in attempt_events))
-            facts = facts_for(span.number)
-            found = [f for e in attempt_events for f in self._match(e, span, texts, facts, attempt_events)]
-            out.extend(_apply_overrides(found))
+            texts = _AttemptText(attempt_events)
+            facts = _Lazy(facts_for, span.number)  # most attempts never ask: a long CI log has thousands
+            found = _Kept()
+            for e in attempt_events:
+                for f in self._match(e, span, texts, facts, attempt_events):
+                    found.add(f)
+            out.extend(_apply_overrides(found.findings()))
         return out
 
     def _match(
-        self, event: Event, span: Span, texts: _AttemptText, facts: Facts, attempt_events: Sequence[Event]
+        self, event: Event, span: Span, texts: _AttemptText, facts: Callable[[], Facts], attempt_events: Sequence[Event]
     ) -> list[Finding]:
         found = []
         for rule in self.knowledge.rules_for(event.anchors):
@@ -116,11 +153,11 @@ class Diagnoser:
                 found.append(Finding(rule, event, hits[0], span.number, support))
         return found
 
-    def _fact_events(self, rule: Rule, facts: Facts) -> tuple[Event, ...]:
+    def _fact_events(self, rule: Rule, facts: Callable[[], Facts]) -> tuple[Event, ...]:
         """The lines that state the facts a rule's condition relied on."""
         out = []
         for name in [*rule.facts, *rule.show_facts]:
-            value = getattr(facts, name, None)
+            value = getattr(facts(), name, None)
             if isinstance(value, list):
                 value = value[0] if value else None
             if value is not None:
@@ -131,13 +168,30 @@ class Diagnoser:
 
     def _line_event(self, line: int) -> Event | None:
         """The event for a line, or a plain one built from the window of the candidate before it."""
-        if line in self._by_line:
-            return self._by_line[line]
+        if self._by_line is None:  # built when a rule first shows a fact's line
+            self._by_line = {e.line: e for e in self._events}
+        by_line = self._by_line
+        if line in by_line:
+            return by_line[line]
         for back in range(1, 8):
-            owner = self._by_line.get(line - back)
+            owner = by_line.get(line - back)
             if owner is not None and back <= len(owner.after):
                 return Event(EventKind.TEXT, line, owner.after[back - 1].strip())
         return None
+
+
+class _Lazy:
+    """The facts of one attempt, computed when a rule first asks for them."""
+
+    __slots__ = ("_facts_for", "_number", "_facts")
+
+    def __init__(self, facts_for: FactsFor, number: int) -> None:
+        self._facts_for, self._number, self._facts = facts_for, number, None
+
+    def __call__(self) -> Facts:
+        if self._facts is None:
+            self._facts = self._facts_for(self._number)
+        return self._facts
 
 
 def _group(events: Sequence[Event], spans: Sequence[Span]) -> dict[int, list[Event]]:

@@ -69,7 +69,7 @@ def diagnose(
     findings = Diagnoser(knowledge).findings(events, steps, facts_for_spans(steps))
     step_outcomes = {s.number: outcome_of([f for f in findings if f.attempt == s.number]) for s in steps}
     spans, mapping = group_steps(steps, step_outcomes)
-    findings = [replace(f, attempt=mapping[f.attempt]) for f in findings]
+    findings = [f if mapping[f.attempt] == f.attempt else replace(f, attempt=mapping[f.attempt]) for f in findings]
     data = Inputs(lines, spans, findings, facts_for_spans(spans), tail, events, knowledge, use_model)
     return decide(data)
 

@@ -77,6 +77,13 @@ class Event:
         return self.context.lines()
 
 
+def let_go_after(event: Event) -> None:
+    """Forget the lines after an event, once nothing that reads them will reach it (the pipeline's
+    _Unread decides): the one change made to an event after it is built, so that a flood of errors
+    does not hold each one's neighbours, nor the object that would clean them."""
+    object.__setattr__(event, "context", _NOTHING_AFTER)
+
+
 _PROMPT = re.compile(
     r"^(?:\(\S+\)\s+)?[\w.\-]+@[\w.\-]+:\S*[$#]\s"
     r"|^(?:\(\S+\)\s+)?[$%]\s|^#\s+(?=\S)|^\++\s|^##\[group\]Run\s|^#\d+ \[[^\]]*\] RUN\s|^Step \d+/\d+ : RUN\s|^RUN\s"
@@ -132,14 +139,41 @@ def grammars_for(text: str, indent: int) -> tuple[str, ...]:
     return tuple(dict.fromkeys(order))
 
 
-def parse_line(
-    knowledge: Knowledge, number: int, cleaned: str, after: After = _NOTHING_AFTER, anchors: frozenset[str] = frozenset()
-) -> Event:
-    """Parse one cleaned line; the first grammar that accepts it names the event."""
-    from lark.exceptions import LarkError
+# Parsed lines remembered per log (see parse_line's `memo`), at most this many.
+MEMO_SIZE = 4096
 
+
+def parse_line(
+    knowledge: Knowledge,
+    number: int,
+    cleaned: str,
+    after: After = _NOTHING_AFTER,
+    anchors: frozenset[str] = frozenset(),
+    memo: dict[tuple[str, int], Event] | None = None,
+) -> Event:
+    """Parse one cleaned line; the first grammar that accepts it names the event.
+
+    With a `memo` (one per log), a line seen before at the same indent is not parsed again: its
+    event shares the first one's text, fields and commands (a CI log of ten thousand jobs repeats
+    the same few commands and pip lines), with its own line number, neighbours and anchors.
+    """
     text = cleaned.lstrip()
     indent = len(cleaned) - len(text)
+    if memo is not None:
+        seen = memo.get((text, indent))
+        if seen is not None:
+            return Event(seen.kind, number, seen.text, indent, seen.fields, after, seen.commands, anchors)
+    event = _parse(knowledge, number, text, indent, after, anchors)
+    if memo is not None and len(memo) < MEMO_SIZE and event.kind is not EventKind.DIAGNOSTIC and event.text is text:
+        memo[(text, indent)] = (
+            event  # not a `\\` continuation (its text took the lines after), nor one of a flood's errors
+        )
+    return event
+
+
+def _parse(knowledge: Knowledge, number: int, text: str, indent: int, after: After, anchors: frozenset[str]) -> Event:
+    from lark.exceptions import LarkError
+
     grammars = grammars_for(text, indent)
     if "command" in grammars and text.endswith("\\"):
         text = _join_continuations(text, after)
@@ -331,7 +365,12 @@ _REDIRECT_WORD = re.compile(r"^(?:\d|&)?>>?|^\d?<")
 def _event_from_tree(
     knowledge: Knowledge,
     name: str,
-    tree: Tree, number: int, text: str, indent: int, after: After, anchors: frozenset[str]
+    tree: Tree,
+    number: int,
+    text: str,
+    indent: int,
+    after: After,
+    anchors: frozenset[str],
 ) -> Event | None:
     from lark import Tree
 
