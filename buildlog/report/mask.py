@@ -3,12 +3,17 @@
 Masking happens here, where text leaves the analysis, rather than on every line read: a report
 holds a few hundred lines at most, a log millions. The store and exports apply the same mask
 (knowledge.mask(), whose rule set is buildlog/knowledge/secrets.toml) to what they keep.
+
+Only what changes is copied: a part of the report with no secret in it is kept as it is, so a
+report of thousands of attempts is not held twice while it is masked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from pydantic import BaseModel
 
 from buildlog.report.schema import Report
 
@@ -17,20 +22,46 @@ Mask = Callable[[str], str]
 
 def mask_report(report: Report, mask: Mask) -> Report:
     """The report with every string in it masked."""
-    return Report.model_validate(_walk(report.model_dump(), mask))
+    return _walk(report, mask)
 
 
 def _walk(value: Any, mask: Mask) -> Any:
+    """The value masked; the very same object where nothing in it changes."""
     if isinstance(value, str):
-        return mask(value)
+        masked = mask(value)
+        return value if masked == value else masked
+    if isinstance(value, BaseModel):
+        return _model(value, mask)
     if isinstance(value, dict):
         out = {mask(k) if isinstance(k, str) else k: _item(k, v, mask) for k, v in value.items()}
-        if isinstance(value.get("command"), str) and isinstance(value.get("env"), dict):
-            out["env"] = _env_of(value["env"], value["command"], out["command"], mask)
-        return out
-    if isinstance(value, list):
-        return [_walk(v, mask) for v in value]
+        return value if _same(value, out) else out
+    if isinstance(value, (list, tuple)):
+        items = [_walk(v, mask) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else type(value)(items)
     return value
+
+
+def _same(before: dict[Any, Any], after: dict[Any, Any]) -> bool:
+    return len(before) == len(after) and all(k in before and before[k] is v for k, v in after.items())
+
+
+def _model(model: BaseModel, mask: Mask) -> BaseModel:
+    changes = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        masked = _walk(value, mask)
+        if masked is not value:
+            changes[name] = masked
+    command, env = getattr(model, "command", None), getattr(model, "env", None)
+    if isinstance(command, str) and isinstance(env, dict):
+        masked_env = _env_of(env, command, changes.get("command", command), mask)
+        if not _same(env, masked_env):
+            changes["env"] = masked_env
+        else:
+            changes.pop("env", None)
+    return model.model_copy(update=changes) if changes else model
 
 
 def _item(key: object, value: Any, mask: Mask) -> Any:
@@ -38,7 +69,8 @@ def _item(key: object, value: Any, mask: Mask) -> Any:
     bare value beside it is (an attempt's environment, a risk's facts)."""
     if isinstance(key, str) and isinstance(value, str):
         masked = mask(f"{key}={value}")
-        return masked[len(key) + 1 :] if masked.startswith(f"{key}=") else mask(value)
+        masked = masked[len(key) + 1 :] if masked.startswith(f"{key}=") else mask(value)
+        return value if masked == value else masked
     return _walk(value, mask)
 
 
