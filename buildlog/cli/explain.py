@@ -93,10 +93,12 @@ def explain(
     if not logs and not urls:
         raise BuildlogError("give a LOG (a file, an archive, or - for stdin) or --url URL")
     inputs = (*_not_urls(logs), *(_download(u, download_limit, download_timeout) for u in urls))
-    analyses = analyse_logs(
-        inputs, redact_paths=redact_paths, rules=rules, store=False if no_seen_before else store, quiet=quiet
-    )
-    reports = [a.report for a in analyses]
+    reports = [  # only the reports: each log's events are let go before anything is rendered
+        a.report
+        for a in analyse_logs(
+            inputs, redact_paths=redact_paths, rules=rules, store=False if no_seen_before else store, quiet=quiet
+        )
+    ]
     write_outputs(reports, outputs)
     github_summary(reports, fmt, outputs)
     if not quiet:
