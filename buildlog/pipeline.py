@@ -101,7 +101,7 @@ def _trace(source: Source | bytes, knowledge: Knowledge, store: Recall | None, o
     diagnosis = diagnose(events, steps, _facts_by_attempt(index), summary.lines, tail, knowledge, options.use_model)
     del steps  # the attempts are in the diagnosis; each step of a long CI log need not outlive it
     judged = _judged(contradictions(index, diagnosis.attempts), index, diagnosis, knowledge)
-    del index  # nor the facts of the whole log, while the report is built and masked (two copies at once)
+    del index  # nor the facts of the whole log, while the report is built and masked
     report = build_report(name, summary, diagnosis, judged)
     mask = knowledge.mask(options.redact_paths)
     failure = tuple(mask(line) for line in _failure_lines(events, diagnosis))
