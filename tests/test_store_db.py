@@ -166,6 +166,7 @@ WRITER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from tests.test_store_db import NOW, entry
+    from buildlog.store.backend import ON_ADD
     from buildlog.store.db import Store
 
     store = Store.open(Path(sys.argv[1]), create=True)
@@ -173,7 +174,7 @@ WRITER = textwrap.dedent(
     if mode == "hold":
         store.add(entry(1), NOW)
         with store.transaction():
-            store._insert(entry(2), 1, NOW, NOW)
+            store._sighting(entry(2), 1, NOW, NOW, ON_ADD)
             print("inside", flush=True)
             time.sleep(120)
     else:

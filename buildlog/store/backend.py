@@ -19,6 +19,8 @@ import re
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from buildlog.store.records import Entry, Stored
 
 URL_SCHEMES = ("postgresql://", "postgres://")
 MAX_SEEN = 2**62  # counts stay far below what either database's 64-bit integers hold
+SCHEMA_VERSION = 2  # of both backends' tables
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -100,65 +103,43 @@ def _json(text: Any, default: Any) -> Any:
     return value if isinstance(value, type(default)) else default
 
 
+NAMES = tuple(f.name for f in fields(Stored))  # the columns a row is read with, in Stored's order
+COLUMNS = ", ".join(NAMES)
+TEXTS = ("title", "source", "fix", "ticket")  # the free-text columns, masked as they are
+
+
 def stored(row: Sequence[Any]) -> Stored:
     """A row as read (in COLUMNS order); a field with bad JSON reads as empty rather than failing every command."""
-    (
-        id_,
-        fp,
-        shape,
-        cause,
-        title,
-        source,
-        outcome,
-        key_lines,
-        failure,
-        counts,
-        fix,
-        ticket,
-        seen,
-        first,
-        last,
-        size,
-    ) = row
-    keys = _json(key_lines, [])
-    lines = _json(failure, [])
-    numbers = _json(counts, {})
-    return Stored(
-        id=int(id_), fingerprint=fp, shape=shape, cause=cause, title=title, source=source, outcome=outcome,
-        key_lines=tuple(str(k) for k in keys), failure=tuple(str(f) for f in lines),
+    data = dict(zip(NAMES, row, strict=True))
+    numbers = _json(data["counts"], {})
+    data.update(
+        id=int(data["id"]), seen=int(data["seen"]), log_size=int(data["log_size"] or 0),
+        key_lines=tuple(str(k) for k in _json(data["key_lines"], [])),
+        failure=tuple(str(f) for f in _json(data["failure"], [])),
         counts={str(k): v for k, v in numbers.items() if isinstance(v, int)},
-        fix=fix, ticket=ticket, seen=int(seen), first_seen=first, last_seen=last, log_size=int(size or 0),
     )  # fmt: skip
-
-
-COLUMNS = (
-    "id, fingerprint, shape, cause, title, source, outcome, key_lines, failure, counts, fix, ticket, seen, "
-    "first_seen, last_seen, log_size"
-)
+    return Stored(**data)
 
 
 def entry_values(entry: Entry) -> dict[str, Any]:
     """An entry's column values, JSON-encoded as stored."""
-    key_lines, failure = json.dumps(list(entry.key_lines)), json.dumps(list(entry.failure))
     blob, size = pack_log(entry.log)
     return {
-        "fingerprint": entry.fingerprint, "shape": entry.shape, "cause": entry.cause, "title": entry.title,
-        "source": entry.source, "outcome": entry.outcome, "key_lines": key_lines, "failure": failure,
-        "counts": json.dumps(dict(sorted(entry.counts.items()))), "fix": entry.fix, "ticket": entry.ticket,
-        "log": blob, "log_size": size,
-        "words": document(entry.title, entry.cause, entry.fix, entry.ticket, entry.source, key_lines, failure),
+        **{name: getattr(entry, name) for name in ("fingerprint", "shape", "cause", "outcome", *TEXTS)},
+        "key_lines": json.dumps(list(entry.key_lines)), "failure": json.dumps(list(entry.failure)),
+        "counts": json.dumps(dict(sorted(entry.counts.items()))), "log": blob, "log_size": size,
     }  # fmt: skip
 
 
 def remasked(row: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any] | None:
     """The row's text fields masked again, with its fingerprint recomputed; None when nothing changes.
 
-    `row` holds title, source, fix, ticket, key_lines, failure (JSON), cause and log (the blob).
+    `row` holds the TEXTS, key_lines, failure (JSON), cause and log (the blob).
     """
     from buildlog.learn.features import fingerprint
 
     changed: dict[str, Any] = {}
-    for name in ("title", "source", "fix", "ticket"):
+    for name in TEXTS:
         value = mask(row[name] or "")
         if value != row[name]:
             changed[name] = value
@@ -181,11 +162,36 @@ def remasked(row: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any] 
     return changed or None
 
 
+# What a sighting does to the row of the same failure ({least}/{greatest}: the backend's own functions).
+# `add` counts one more; a repeat keeps the first log and the fix known unless a new one is given.
+ON_ADD = (
+    f"seen = {{least}}(t.seen + 1, {MAX_SEEN}), last_seen = {{greatest}}(t.last_seen, excluded.last_seen), "
+    "fix = CASE WHEN excluded.fix <> '' THEN excluded.fix ELSE t.fix END, "
+    "ticket = CASE WHEN excluded.ticket <> '' THEN excluded.ticket ELSE t.ticket END"
+)
+# `merge` (an import) is idempotent: counts take the larger value, dates widen, a fix known stays.
+ON_MERGE = (
+    "seen = {greatest}(t.seen, excluded.seen), first_seen = {least}(t.first_seen, excluded.first_seen), "
+    "last_seen = {greatest}(t.last_seen, excluded.last_seen), "
+    "fix = CASE WHEN t.fix = '' THEN excluded.fix ELSE t.fix END, "
+    "ticket = CASE WHEN t.ticket = '' THEN excluded.ticket ELSE t.ticket END"
+)
+
+
 class Store(ABC):
-    """An opened store; close it (or use it as a context manager)."""
+    """An opened store; close it (or use it as a context manager).
+
+    The queries are written once, here, with `?` for parameters; a backend supplies its tables,
+    its upsert, its full-text match and how its errors read.
+    """
 
     location: str
+    conn: Any
     shared: bool = False  # a team's store (a server): what goes in also has paths masked
+    table = "incidents"
+    meta = "meta"
+    functions = {"least": "min", "greatest": "max"}
+    lock_rows = ""  # what a SELECT adds to lock the rows it reads for the transaction
 
     @property
     def path(self) -> str:
@@ -202,46 +208,126 @@ class Store(ABC):
     def close(self) -> None: ...
 
     @abstractmethod
+    def _errors(self) -> AbstractContextManager[None]:
+        """The database's errors as one-line messages that name the store."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[Any]:
+        """One write transaction; any error rolls it back."""
+
+    @abstractmethod
+    def _upsert(self, sql: str, args: tuple[Any, ...], fingerprint: str) -> tuple[Stored, bool]:
+        """Run an INSERT ... ON CONFLICT of the row with `fingerprint`: the row, and whether it is new."""
+
+    @abstractmethod
+    def _match(self, words: list[str]) -> tuple[str, tuple[Any, ...]]:
+        """The WHERE clause (and its arguments) of rows whose indexed words start with every word."""
+
+    def _execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        return self.conn.execute(sql, args)
+
+    def _index(self, id_: int) -> None:  # noqa: B027 - most backends need nothing here
+        """(Re)write the full-text row of one incident, where the index is not kept by the database itself."""
+
+    def _refuse_newer(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise BuildlogError(
+                f"{self.path}: this store was written by a newer buildlog (schema {version}, this one "
+                f"knows {SCHEMA_VERSION}); upgrade buildlog"
+            )  # fmt: skip
+
+    def _meta(self, key: str) -> str | None:
+        row = self._execute(f"SELECT value FROM {self.meta} WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._execute(
+            f"INSERT INTO {self.meta} VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def _version(self) -> int:
+        value = self._meta("schema_version")
+        return int(value) if value and value.isdigit() else 0
+
+    def _current(self) -> bool:
+        """Migrated, and masked under the secret rule set in use."""
+        return self._version() == SCHEMA_VERSION and self._meta("mask") == mask_digest()
+
+    def _migrate(self, migrations: dict[int, Sequence[str]]) -> None:
+        """Under the write lock: run the migrations this store lacks, and mask it again under a newer
+        secret rule set (a row that, masked, is the same failure as another is counted there)."""
+        for step in range(self._version() + 1, SCHEMA_VERSION + 1):
+            for statement in migrations[step]:
+                self.conn.execute(statement)
+            self._set_meta("schema_version", str(step))
+        digest = mask_digest()
+        if self._meta("mask") == digest:
+            return
+        mask = the_mask(self.shared)
+        names = ("id", *TEXTS, "key_lines", "failure", "cause", "log", "seen")
+        for values in self._execute(f"SELECT {', '.join(names)} FROM {self.table}{self.lock_rows}").fetchall():
+            row = dict(zip(names, values, strict=True))
+            changed = remasked(row, mask) or {}
+            fp, same = changed.get("fingerprint"), f"SELECT id FROM {self.table} WHERE fingerprint = ? AND id != ?"
+            other = self._execute(same, (fp, row["id"])).fetchone() if fp else None
+            if other:
+                self._execute(f"UPDATE {self.table} SET seen = seen + ? WHERE id = ?", (row["seen"], other[0]))
+                self._execute(f"DELETE FROM {self.table} WHERE id = ?", (row["id"],))
+            elif changed:
+                sets = ", ".join(f"{k} = ?" for k in changed)
+                self._execute(f"UPDATE {self.table} SET {sets} WHERE id = ?", (*changed.values(), row["id"]))
+            self._index(row["id"])
+        self._set_meta("mask", digest)
+
+    def _sighting(self, entry: Entry, seen: int, first: str, last: str, on_conflict: str) -> tuple[Stored, bool]:
+        values = {**entry_values(entry), "seen": seen, "first_seen": first, "last_seen": last}
+        sql = (
+            f"INSERT INTO {self.table} AS t ({', '.join(values)}) VALUES ({', '.join('?' * len(values))}) "
+            f"ON CONFLICT (fingerprint) DO UPDATE SET {on_conflict.format(**self.functions)}"
+        )
+        return self._upsert(sql, tuple(values.values()), entry.fingerprint)
+
     def add(self, entry: Entry, now: str) -> tuple[Stored, bool]:
-        """Record one sighting atomically: a new row, or one more on the row with the same fingerprint.
+        """Record one sighting atomically: a new row, or one more on the row with the same fingerprint
+        (see ON_ADD). Returns the row and whether it is new."""
+        with self.transaction():
+            return self._sighting(entry, 1, now, now, ON_ADD)
 
-        A repeat keeps the first log and the fix already known unless a new fix is given.
-        Returns the row and whether it is new.
-        """
-
-    @abstractmethod
     def merge(self, items: Iterable[tuple[Entry, int, str, str]]) -> tuple[int, int]:
-        """Import (entry, seen, first, last) sightings in one transaction; returns (new, known).
+        """Import (entry, seen, first, last) sightings in one transaction (see ON_MERGE); returns (new, known)."""
+        new = total = 0
+        with self.transaction():
+            for entry, seen, first, last in items:
+                total += 1
+                new += self._sighting(entry, max(1, min(int(seen), MAX_SEEN)), first, last, ON_MERGE)[1]
+        return new, total - new
 
-        Idempotent: counts take the larger value and dates widen.
-        """
+    def _select(self, where: str = "", args: tuple[Any, ...] = ()) -> list[Stored]:
+        with self._errors():
+            rows = self._execute(
+                f"SELECT {COLUMNS} FROM {self.table} {where} ORDER BY last_seen DESC, id DESC", args
+            ).fetchall()
+        return [stored(r) for r in rows]
 
-    @abstractmethod
     def incidents(self, cause: str | None = None) -> list[Stored]:
         """Every row, most recently seen first (optionally only one cause)."""
+        return self._select("WHERE cause = ?", (cause,)) if cause else self._select()
 
-    @abstractmethod
     def search(self, text: str) -> list[Stored]:
         """Rows whose indexed words start with every word of `text`, most recently seen first."""
-
-    @abstractmethod
-    def _row_by_id(self, id_: int) -> Stored | None: ...
-
-    @abstractmethod
-    def _rows_by_prefix(self, prefix: str) -> list[Stored]: ...
-
-    @abstractmethod
-    def _log_blob(self, id_: int) -> bytes | None: ...
+        words = search_words(text)
+        return self._select(*self._match(words)) if words else []
 
     def find(self, ref: str) -> Stored:
         """A row by its number (`3`, `#3`) or a fingerprint prefix of at least 4 characters."""
         ref = ref.strip().lstrip("#").lower()
         if ref.isdigit() and len(ref) < 19:
-            row = self._row_by_id(int(ref))
-            if row:
-                return row
+            rows = self._select("WHERE id = ?", (int(ref),))
+            if rows:
+                return rows[0]
         if len(ref) >= 4 and all(c in "0123456789abcdef" for c in ref):
-            rows = self._rows_by_prefix(ref)
+            rows = self._select("WHERE fingerprint LIKE ?", (ref + "%",))
             if len(rows) == 1:
                 return rows[0]
             if len(rows) > 1:
@@ -250,4 +336,6 @@ class Store(ABC):
 
     def log_text(self, incident: Stored) -> str:
         """The masked log kept for an incident."""
-        return unpack_log(self._log_blob(incident.id), f"{self.path} #{incident.id}")
+        with self._errors():
+            row = self._execute(f"SELECT log FROM {self.table} WHERE id = ?", (incident.id,)).fetchone()
+        return unpack_log(row[0] if row else None, f"{self.path} #{incident.id}")

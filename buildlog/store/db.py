@@ -11,18 +11,17 @@ program's database — is refused and never written to. `corpus search` uses an 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from buildlog.errors import BuildlogError
 from buildlog.store import backend
-from buildlog.store.backend import COLUMNS, MAX_SEEN, entry_values, search_words, stored
-from buildlog.store.records import Entry, Stored
+from buildlog.store.backend import MAX_SEEN, SCHEMA_VERSION, document
+from buildlog.store.records import Stored
 
 APPLICATION_ID = 0x424C4C47  # "BLLG"
-SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 30_000
 
 _SCHEMA_1 = """
@@ -143,20 +142,12 @@ class Store(backend.Store):
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         return True
 
-    def _version(self) -> int:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        return int(row[0]) if row and str(row[0]).isdigit() else 0
-
     def _is_ours(self) -> bool:
         (app_id,) = self.conn.execute("PRAGMA application_id").fetchone()
         tables = [r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         if app_id == APPLICATION_ID:
             version = self._version()
-            if version > SCHEMA_VERSION:
-                raise BuildlogError(
-                    f"{self.path}: this store was written by a newer buildlog (schema {version}, this one "
-                    f"knows {SCHEMA_VERSION}); upgrade buildlog"
-                )  # fmt: skip
+            self._refuse_newer(version)
             if version < 1:
                 raise BuildlogError(f"{self.path}: the store's meta table is damaged (no schema version)")
             return True
@@ -169,58 +160,19 @@ class Store(backend.Store):
 
     def _upgrade(self) -> None:
         """Run the migrations this store lacks, and mask it again under a newer secret rule set."""
-        digest = backend.mask_digest()
-        if self._version() == SCHEMA_VERSION and self._meta("mask") == digest:
+        if self._current():
             return
         with self.transaction():  # re-read under the write lock: another process may have done it
-            if self._version() < 2:
-                self.conn.execute(_SCHEMA_2)
-                self._set_meta("schema_version", "2")
-            if self._meta("mask") != digest:
-                self._remask()
-                self._set_meta("mask", digest)
+            self._migrate({2: [_SCHEMA_2]})
             self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
-    def _meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return str(row[0]) if row else None
-
-    def _set_meta(self, key: str, value: str) -> None:
-        self.conn.execute(
-            "INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value)
-        )
-
-    def _remask(self) -> None:
-        mask = backend.the_mask(self.shared)
-        names = ("id", "title", "source", "fix", "ticket", "key_lines", "failure", "cause", "log", "seen")
-        for values in self.conn.execute(f"SELECT {', '.join(names)} FROM incidents").fetchall():
-            row = dict(zip(names, values, strict=True))
-            changed = backend.remasked(row, mask)
-            if changed:
-                fp = changed.get("fingerprint")
-                other = (
-                    fp
-                    and self.conn.execute(
-                        "SELECT id FROM incidents WHERE fingerprint = ? AND id != ?", (fp, row["id"])
-                    ).fetchone()
-                )
-                if other:  # masked, it is the same failure as another row: count it there
-                    self.conn.execute("UPDATE incidents SET seen = seen + ? WHERE id = ?", (row["seen"], other[0]))
-                    self.conn.execute("DELETE FROM incidents WHERE id = ?", (row["id"],))
-                    self.conn.execute("DELETE FROM incidents_fts WHERE rowid = ?", (row["id"],))
-                    continue
-                sets = ", ".join(f"{k} = ?" for k in changed)
-                self.conn.execute(f"UPDATE incidents SET {sets} WHERE id = ?", (*changed.values(), row["id"]))
-            self._index(row["id"])
-
     def _index(self, id_: int) -> None:
-        """(Re)write the full-text row of one incident from its columns."""
-        title, cause, fix, ticket, source, key_lines, failure = self.conn.execute(
+        self.conn.execute("DELETE FROM incidents_fts WHERE rowid = ?", (id_,))
+        row = self.conn.execute(
             "SELECT title, cause, fix, ticket, source, key_lines, failure FROM incidents WHERE id = ?", (id_,)
         ).fetchone()
-        self.conn.execute("DELETE FROM incidents_fts WHERE rowid = ?", (id_,))
-        words = backend.document(title, cause, fix, ticket, source, key_lines, failure)
-        self.conn.execute("INSERT INTO incidents_fts (rowid, words) VALUES (?, ?)", (id_, words))
+        if row:
+            self.conn.execute("INSERT INTO incidents_fts (rowid, words) VALUES (?, ?)", (id_, document(*row)))
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -234,87 +186,15 @@ class Store(backend.Store):
                 raise
             self.conn.execute("COMMIT")
 
-    def add(self, entry: Entry, now: str) -> tuple[Stored, bool]:
-        with self.transaction():
-            known = self._by_fingerprint(entry.fingerprint)
-            if known is None:
-                id_ = self._insert(entry, 1, now, now)
-            else:
-                id_ = known.id
-                self.conn.execute(
-                    "UPDATE incidents SET seen = min(seen + 1, ?), last_seen = max(last_seen, ?), "
-                    "fix = CASE WHEN ? != '' THEN ? ELSE fix END, ticket = CASE WHEN ? != '' THEN ? ELSE ticket END "
-                    "WHERE id = ?",
-                    (MAX_SEEN, now, entry.fix, entry.fix, entry.ticket, entry.ticket, id_),
-                )  # fmt: skip
-                if entry.fix or entry.ticket:
-                    self._index(id_)
-            row = self._row_by_id(id_)
-        assert row is not None
+    def _upsert(self, sql: str, args: tuple[Any, ...], fingerprint: str) -> tuple[Stored, bool]:
+        # Under the write lock, so nothing comes between the look and the write.
+        known = self.conn.execute("SELECT id FROM incidents WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        cursor = self.conn.execute(sql, args)
+        id_ = known[0] if known else int(cursor.lastrowid or 0)
+        self._index(id_)
+        (row,) = self._select("WHERE id = ?", (id_,))
         return row, known is None
 
-    def merge(self, items: Iterable[tuple[Entry, int, str, str]]) -> tuple[int, int]:
-        new = total = 0
-        with self.transaction():
-            for entry, seen, first, last in items:
-                total += 1
-                seen = max(1, min(int(seen), MAX_SEEN))
-                known = self._by_fingerprint(entry.fingerprint)
-                if known is None:
-                    self._insert(entry, seen, first, last)
-                    new += 1
-                    continue
-                self.conn.execute(
-                    "UPDATE incidents SET seen = max(seen, ?), first_seen = min(first_seen, ?), "
-                    "last_seen = max(last_seen, ?), fix = CASE WHEN fix = '' THEN ? ELSE fix END, "
-                    "ticket = CASE WHEN ticket = '' THEN ? ELSE ticket END WHERE id = ?",
-                    (seen, first, last, entry.fix, entry.ticket, known.id),
-                )  # fmt: skip
-                self._index(known.id)
-        return new, total - new
-
-    def _insert(self, entry: Entry, seen: int, first: str, last: str) -> int:
-        values = entry_values(entry)
-        words = values.pop("words")
-        values.update(seen=seen, first_seen=first, last_seen=last)
-        cursor = self.conn.execute(
-            f"INSERT INTO incidents ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
-            tuple(values.values()),
-        )
-        id_ = int(cursor.lastrowid or 0)
-        self.conn.execute("INSERT INTO incidents_fts (rowid, words) VALUES (?, ?)", (id_, words))
-        return id_
-
-    def _by_fingerprint(self, fingerprint: str) -> Stored | None:
-        row = self.conn.execute(f"SELECT {COLUMNS} FROM incidents WHERE fingerprint = ?", (fingerprint,)).fetchone()
-        return stored(row) if row else None
-
-    def _select(self, where: str = "", args: tuple[Any, ...] = ()) -> list[Stored]:
-        with self._errors():
-            rows = self.conn.execute(
-                f"SELECT {COLUMNS} FROM incidents {where} ORDER BY last_seen DESC, id DESC", args
-            ).fetchall()
-        return [stored(r) for r in rows]
-
-    def incidents(self, cause: str | None = None) -> list[Stored]:
-        return self._select("WHERE cause = ?", (cause,)) if cause else self._select()
-
-    def search(self, text: str) -> list[Stored]:
-        words = search_words(text)
-        if not words:
-            return []
+    def _match(self, words: list[str]) -> tuple[str, tuple[Any, ...]]:
         query = " AND ".join(f'"{w}"*' for w in words)
-        return self._select("WHERE id IN (SELECT rowid FROM incidents_fts WHERE incidents_fts MATCH ?)", (query,))
-
-    def _row_by_id(self, id_: int) -> Stored | None:
-        with self._errors():
-            row = self.conn.execute(f"SELECT {COLUMNS} FROM incidents WHERE id = ?", (id_,)).fetchone()
-        return stored(row) if row else None
-
-    def _rows_by_prefix(self, prefix: str) -> list[Stored]:
-        return self._select("WHERE fingerprint LIKE ?", (prefix + "%",))
-
-    def _log_blob(self, id_: int) -> bytes | None:
-        with self._errors():
-            row = self.conn.execute("SELECT log FROM incidents WHERE id = ?", (id_,)).fetchone()
-        return row[0] if row else None
+        return "WHERE id IN (SELECT rowid FROM incidents_fts WHERE incidents_fts MATCH ?)", (query,)

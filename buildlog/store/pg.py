@@ -12,17 +12,16 @@ never a traceback; the password of the URL is never shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from buildlog.errors import BuildlogError
 from buildlog.store import backend
-from buildlog.store.backend import COLUMNS, MAX_SEEN, entry_values, search_words, stored
-from buildlog.store.records import Entry, Stored
+from buildlog.store.backend import MAX_SEEN, NAMES, stored
+from buildlog.store.records import Stored
 
-SCHEMA_VERSION = 2
 CONNECT_TIMEOUT_S = 10
 _LOCK = 0x424C4C47  # the advisory lock that serialises creating and migrating the tables
 
@@ -54,14 +53,12 @@ _SCHEMA_1 = [
         last_seen TEXT NOT NULL
     )""",
     "CREATE INDEX buildlog_incidents_shape ON buildlog_incidents (shape)",
-    "INSERT INTO buildlog_meta VALUES ('schema_version', '1')",
 ]
 _SCHEMA_2 = [
     f"ALTER TABLE buildlog_incidents ADD COLUMN words tsvector GENERATED ALWAYS AS ({_WORDS}) STORED",
     "CREATE INDEX buildlog_incidents_words ON buildlog_incidents USING gin (words)",
 ]
 _MIGRATIONS = {1: _SCHEMA_1, 2: _SCHEMA_2}
-_TABLE = "buildlog_incidents"
 
 
 def safe_url(url: str) -> str:
@@ -89,6 +86,9 @@ class PostgresStore(backend.Store):
     """An opened PostgreSQL store."""
 
     shared = True
+    table, meta = "buildlog_incidents", "buildlog_meta"
+    functions = {"least": "LEAST", "greatest": "GREATEST"}
+    lock_rows = " FOR UPDATE"
 
     def __init__(self, url: str, conn: Any) -> None:
         self.url = url
@@ -146,136 +146,33 @@ class PostgresStore(backend.Store):
         with self._errors(), self.conn.transaction():
             yield self.conn
 
+    def _execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        return self.conn.execute(sql.replace("?", "%s"), args)
+
     def _version(self) -> int:
         row = self.conn.execute("SELECT to_regclass('buildlog_meta') IS NOT NULL").fetchone()
-        if not row[0]:
-            return 0
-        value = self.conn.execute("SELECT value FROM buildlog_meta WHERE key = 'schema_version'").fetchone()
-        return int(value[0]) if value and str(value[0]).isdigit() else 0
-
-    def _meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM buildlog_meta WHERE key = %s", (key,)).fetchone()
-        return str(row[0]) if row else None
+        return super()._version() if row[0] else 0
 
     def _prepare(self, create: bool) -> bool:
         """Create, migrate and re-mask as needed; False when there is no store and `create` is False."""
-        digest = backend.mask_digest()
         with self.conn.transaction():
             version = self._version()
-            if version > SCHEMA_VERSION:
-                raise BuildlogError(
-                    f"{self.path}: this store was written by a newer buildlog (schema {version}, this one "
-                    f"knows {SCHEMA_VERSION}); upgrade buildlog"
-                )  # fmt: skip
+            self._refuse_newer(version)
             if version == 0 and not create:
                 return False
-            if version == SCHEMA_VERSION and self._meta("mask") == digest:
+            if self._current():
                 return True
         with self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
-            version = self._version()  # again, under the lock
-            for step in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _MIGRATIONS[step]:
-                    self.conn.execute(statement)
-                self.conn.execute("UPDATE buildlog_meta SET value = %s WHERE key = 'schema_version'", (str(step),))
-            if self._meta("mask") != digest:
-                self._remask()
-                self.conn.execute(
-                    "INSERT INTO buildlog_meta VALUES ('mask', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-                    (digest,),
-                )
+            self._migrate(_MIGRATIONS)  # it reads the version again, under the lock
         return True
 
-    def _remask(self) -> None:
-        mask = backend.the_mask(self.shared)
-        names = ("id", "title", "source", "fix", "ticket", "key_lines", "failure", "cause", "log", "seen")
-        rows = self.conn.execute(f"SELECT {', '.join(names)} FROM {_TABLE} FOR UPDATE").fetchall()
-        for values in rows:
-            row = dict(zip(names, values, strict=True))
-            changed = backend.remasked(row, mask)
-            if not changed:
-                continue
-            fp = changed.get("fingerprint")
-            other = (
-                fp
-                and self.conn.execute(
-                    f"SELECT id FROM {_TABLE} WHERE fingerprint = %s AND id != %s", (fp, row["id"])
-                ).fetchone()
-            )
-            if other:
-                self.conn.execute(f"UPDATE {_TABLE} SET seen = seen + %s WHERE id = %s", (row["seen"], other[0]))
-                self.conn.execute(f"DELETE FROM {_TABLE} WHERE id = %s", (row["id"],))
-                continue
-            sets = ", ".join(f"{k} = %s" for k in changed)
-            self.conn.execute(f"UPDATE {_TABLE} SET {sets} WHERE id = %s", (*changed.values(), row["id"]))
-
-    def add(self, entry: Entry, now: str) -> tuple[Stored, bool]:
-        values = entry_values(entry)
-        values.pop("words")
-        values.update(seen=1, first_seen=now, last_seen=now)
-        names = ", ".join(values)
-        marks = ", ".join(f"%({k})s" for k in values)
-        with self.transaction():
-            found = self.conn.execute(
-                f"INSERT INTO {_TABLE} AS t ({names}) VALUES ({marks}) ON CONFLICT (fingerprint) DO UPDATE SET "
-                f"seen = LEAST(t.seen + 1, {MAX_SEEN}), last_seen = GREATEST(t.last_seen, EXCLUDED.last_seen), "
-                "fix = CASE WHEN EXCLUDED.fix <> '' THEN EXCLUDED.fix ELSE t.fix END, "
-                "ticket = CASE WHEN EXCLUDED.ticket <> '' THEN EXCLUDED.ticket ELSE t.ticket END "
-                f"RETURNING {', '.join('t.' + c.strip() for c in COLUMNS.split(','))}, (xmax = 0)",
-                values,
-            ).fetchone()  # fmt: skip
+    def _upsert(self, sql: str, args: tuple[Any, ...], fingerprint: str) -> tuple[Stored, bool]:
+        found = self._execute(f"{sql} RETURNING {', '.join('t.' + c for c in NAMES)}, (xmax = 0)", args).fetchone()
         return stored(found[:-1]), bool(found[-1])
 
-    def merge(self, items: Iterable[tuple[Entry, int, str, str]]) -> tuple[int, int]:
-        new = total = 0
-        with self.transaction():
-            for entry, seen, first, last in items:
-                total += 1
-                values = entry_values(entry)
-                values.pop("words")
-                values.update(seen=max(1, min(int(seen), MAX_SEEN)), first_seen=first, last_seen=last)
-                names = ", ".join(values)
-                marks = ", ".join(f"%({k})s" for k in values)
-                (inserted,) = self.conn.execute(
-                    f"INSERT INTO {_TABLE} AS t ({names}) VALUES ({marks}) ON CONFLICT (fingerprint) DO UPDATE SET "
-                    "seen = GREATEST(t.seen, EXCLUDED.seen), first_seen = LEAST(t.first_seen, EXCLUDED.first_seen), "
-                    "last_seen = GREATEST(t.last_seen, EXCLUDED.last_seen), "
-                    "fix = CASE WHEN t.fix = '' THEN EXCLUDED.fix ELSE t.fix END, "
-                    "ticket = CASE WHEN t.ticket = '' THEN EXCLUDED.ticket ELSE t.ticket END "
-                    "RETURNING (xmax = 0)",
-                    values,
-                ).fetchone()  # fmt: skip
-                new += bool(inserted)
-        return new, total - new
-
-    def _select(self, where: str = "", args: tuple[Any, ...] = ()) -> list[Stored]:
-        with self._errors():
-            rows = self.conn.execute(
-                f"SELECT {COLUMNS} FROM {_TABLE} {where} ORDER BY last_seen DESC, id DESC", args
-            ).fetchall()
-        return [stored(r) for r in rows]
-
-    def incidents(self, cause: str | None = None) -> list[Stored]:
-        return self._select("WHERE cause = %s", (cause,)) if cause else self._select()
-
-    def search(self, text: str) -> list[Stored]:
-        words = search_words(text)
-        if not words:
-            return []
-        query = " & ".join(f"{w}:*" for w in words)
-        return self._select("WHERE words @@ to_tsquery('simple'::regconfig, %s)", (query,))
-
-    def _row_by_id(self, id_: int) -> Stored | None:
-        rows = self._select("WHERE id = %s", (id_,))
-        return rows[0] if rows else None
-
-    def _rows_by_prefix(self, prefix: str) -> list[Stored]:
-        return self._select("WHERE fingerprint LIKE %s", (prefix + "%",))
-
-    def _log_blob(self, id_: int) -> bytes | None:
-        with self._errors():
-            row = self.conn.execute(f"SELECT log FROM {_TABLE} WHERE id = %s", (id_,)).fetchone()
-        return bytes(row[0]) if row else None
+    def _match(self, words: list[str]) -> tuple[str, tuple[Any, ...]]:
+        return "WHERE words @@ to_tsquery('simple'::regconfig, ?)", (" & ".join(f"{w}:*" for w in words),)
 
 
 def _clean(reason: str, url: str) -> str:
