@@ -289,9 +289,10 @@ def run_build(
     import signal
 
     from buildlog.probe import footer, header
+    from buildlog.store.records import now_stamp
 
     found = environment(argv)
-    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    when = now_stamp()
     log = _open_log(log_path)
     start = time.monotonic()
     code, interrupted = 127, False

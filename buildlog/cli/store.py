@@ -23,9 +23,6 @@ from buildlog.cli.base import (
 )  # fmt: skip
 from buildlog.errors import BuildlogError
 
-# The store of past failures: `corpus ...` and `similar`. The work is in buildlog/store; these
-# commands only read options, call it and print.
-
 
 @main.group()
 def corpus() -> None:
@@ -81,19 +78,17 @@ def corpus_add(
       buildlog corpus add ci.log.gz --cause compiler_oom --redact-paths
       pip install flash-attn 2>&1 | buildlog corpus add -
     """
-    from buildlog.store.exchange import now_stamp
     from buildlog.store.intake import check_cause, entry_from_file
+    from buildlog.store.records import now_stamp
 
     chosen = settings()
     knowledge = knowledge_with(chosen)
     if cause is not None:
         check_cause(cause, knowledge)
-    found = _store(store)  # a foreign --store fails before the analysis, not after
-    shared = bool(found is not None and found.shared) or _shared(store)
-    _close(found)
+    _close(_store(store))  # a foreign --store fails before the analysis, not after
     name, entry = entry_from_file(
         log, knowledge, cause=cause, title=title, fix=fix, ticket=ticket,
-        redact_paths=redact_paths or chosen.redact_paths or shared,
+        redact_paths=redact_paths or chosen.redact_paths or _shared(store),
     )  # fmt: skip
     with _store(store, create=True) as opened:
         row, new = opened.add(entry, now_stamp())

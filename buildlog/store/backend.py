@@ -77,6 +77,7 @@ def mask_digest() -> str:
 
 
 def the_mask(paths: bool) -> Callable[[str], str]:
+    """The bundled secret mask (with `paths`, also user names, home folders and host names)."""
     from buildlog.knowledge.artefact import bundled
 
     return bundled().mask(paths)

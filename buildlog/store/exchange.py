@@ -13,22 +13,16 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from pathlib import Path
 
 from buildlog.errors import BuildlogError
 from buildlog.knowledge.bundle import Knowledge
-from buildlog.store.backend import Store
+from buildlog.store.backend import TEXTS, Store, the_mask
 from buildlog.store.cases import Case, Sidecar, dump_sidecar, iter_cases
 from buildlog.store.intake import check_cause, entry_from_file
-from buildlog.store.records import Entry, Stored
+from buildlog.store.records import Entry, Stored, now_stamp
 
 GZIP_ABOVE = 200 * 1024  # the corpus's rule: logs over ~200 KB are gzipped
-
-
-def now_stamp() -> str:
-    """The current time as stored: UTC, ISO 8601, to the second (sorts as text)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def sidecar_for(row: Stored) -> Sidecar:
@@ -58,7 +52,7 @@ def export_store(store: Store, folder: Path) -> Exported:
     if folder.exists() and not folder.is_dir():
         raise BuildlogError(f"{folder}: not a directory")
     folder.mkdir(parents=True, exist_ok=True)
-    mask = _path_mask()
+    mask = the_mask(paths=True)  # what leaves the store for sharing also loses user names, homes and hosts
     written, skipped = [], []
     for row in store.incidents():
         try:
@@ -79,18 +73,8 @@ def export_store(store: Store, folder: Path) -> Exported:
     return Exported(written, skipped)
 
 
-def _path_mask() -> Callable[[str], str]:
-    """What leaves the store for sharing also loses user names, home folders and host names."""
-    from buildlog.knowledge.artefact import bundled
-
-    return bundled().mask(paths=True)
-
-
 def _masked(row: Stored, mask: Callable[[str], str]) -> Stored:
-    return replace(
-        row, title=mask(row.title), source=mask(row.source), fix=mask(row.fix), ticket=mask(row.ticket),
-        key_lines=tuple(mask(k) for k in row.key_lines),
-    )  # fmt: skip
+    return replace(row, **{k: mask(getattr(row, k)) for k in TEXTS}, key_lines=tuple(map(mask, row.key_lines)))
 
 
 def _write(path: Path, data: bytes) -> None:

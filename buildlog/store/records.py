@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 
 @dataclass(frozen=True)
@@ -71,3 +72,8 @@ def slugify(text: str, limit: int = 48) -> str:
             break
         out = candidate
     return out or "incident"
+
+
+def now_stamp() -> str:
+    """The current time as stored: UTC, ISO 8601, to the second (sorts as text)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

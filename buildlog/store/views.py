@@ -2,7 +2,7 @@
 the command line prints.
 
 Functions over Stored rows that return data or renderables and print nothing, so the commands in
-cli.py stay a few lines each.
+cli/store.py stay a few lines each.
 """
 
 from __future__ import annotations
@@ -18,11 +18,8 @@ from buildlog.store.records import Stored
 
 def row_dict(row: Stored, full: bool = False) -> dict[str, Any]:
     """A row for JSON output; `full` adds the proof lines and failure lines."""
-    data: dict[str, Any] = {
-        "id": row.id, "fingerprint": row.fingerprint, "cause": row.cause, "title": row.title, "seen": row.seen,
-        "first_seen": row.first_seen, "last_seen": row.last_seen, "fix": row.fix, "ticket": row.ticket,
-        "source": row.source,
-    }  # fmt: skip
+    names = ("id", "fingerprint", "cause", "title", "seen", "first_seen", "last_seen", "fix", "ticket", "source")
+    data: dict[str, Any] = {name: getattr(row, name) for name in names}
     if full:
         data.update(
             outcome=row.outcome, key_lines=list(row.key_lines), failure_lines=list(row.failure), log_bytes=row.log_size
