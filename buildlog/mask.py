@@ -244,55 +244,16 @@ def checked_records(doc: Mapping[str, Any], origin: str) -> list[dict[str, Any]]
     return [{**record, "reach": patterns[record["id"]].reach} for record in doc["secret"]]
 
 
-@cache
-def bundled_patterns() -> tuple[SecretPattern, ...]:
-    """The records of buildlog/knowledge/secrets.toml."""
-    from importlib import resources
-
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on Python 3.10 only
-        import tomli as tomllib
-
-    origin = "knowledge/secrets.toml"
-    text = resources.files("buildlog.knowledge").joinpath("secrets.toml").read_text("utf-8")
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise BuildlogError(f"{origin}: not valid TOML: {exc}") from None
-    return secret_patterns(doc, origin)
-
-
-@cache
-def default_mask(paths: bool = False) -> Mask:
-    """The mask of the bundled records (with `paths`, also user names, home folders and hosts)."""
-    return Mask(bundled_patterns(), paths=paths)
-
-
 # ---------------------------------------------------------------------------------------------
 # User names, home folders and host names (on request): the same machinery, replaced by a name
 
 
 def _path_rule(rid: str, pattern: str, hints: Sequence[str], replacement: str) -> SecretPattern:
-    width = _check_repetitions(pattern, 0, _internal_error(rid))
+    width = _check_repetitions(pattern, 0, lambda field, problem: BuildlogError(f"path rule {rid!r}: {problem}"))
     return SecretPattern(
-        id=rid,
-        title=rid,
-        pattern=pattern,
-        hints=tuple(hints),
-        examples=(),
-        quiet=(),
-        source="buildlog",
-        replacement=replacement,
-        reach=width + _LOOKAROUND_SLACK,
-    )
-
-
-def _internal_error(rid: str) -> Any:
-    def fail(field: str, problem: str) -> BuildlogError:  # pragma: no cover - a programming error
-        return BuildlogError(f"buildlog.mask: path rule {rid!r}: {field}: {problem}")
-
-    return fail
+        id=rid, title=rid, pattern=pattern, hints=tuple(hints), examples=(), quiet=(), source="buildlog",
+        replacement=replacement, reach=width + _LOOKAROUND_SLACK,
+    )  # fmt: skip
 
 
 _PATH_RULES = (

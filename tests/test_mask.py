@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from buildlog.errors import BuildlogError
-from buildlog.mask import MASK, Mask, SecretPattern, bundled_patterns, default_mask, secret_patterns
+from buildlog.mask import MASK, Mask, SecretPattern, secret_patterns
 from tests.secret_samples import KEY_BLOCK, SAMPLE_SECRET, SAMPLES, SECRET_MARKERS
 
 if sys.version_info >= (3, 11):
@@ -22,7 +22,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRETS_TOML = ROOT / "buildlog" / "knowledge" / "secrets.toml"
-PATTERNS = bundled_patterns()
+PATTERNS = secret_patterns(tomllib.loads(SECRETS_TOML.read_text("utf-8")), "knowledge/secrets.toml")
 EXAMPLES = [(p.id, text) for p in PATTERNS for text in p.examples]
 QUIET = [(p.id, text) for p in PATTERNS for text in p.quiet]
 
@@ -30,6 +30,11 @@ QUIET = [(p.id, text) for p in PATTERNS for text in p.quiet]
 @pytest.fixture(scope="module")
 def mask() -> Mask:
     return default_mask()
+
+
+def default_mask(paths: bool = False) -> Mask:
+    """The mask of the records in secrets.toml (the knowledge artefact holds the same, checked for staleness)."""
+    return Mask(PATTERNS, paths=paths)
 
 
 def _leaks(text: str) -> list[str]:
