@@ -253,11 +253,6 @@ def _put(name: str, value: FactValue, scalars: dict, lists: dict, packages: dict
         scalars[name] = value
 
 
-def fold(observations: Sequence[Observation], until: int | None = None, since: int = 0) -> Facts:
-    """The facts in force at line `until` (see FactIndex.facts), for one question."""
-    return FactIndex(observations).facts(until, since)
-
-
 def _drop_truncated(names: list[FactValue]) -> list[FactValue]:
     """nvidia-smi's table cuts long names ("NVIDIA RTX PRO 6000 Blac..."); keep the full name if stated."""
     full = [n.value for n in names if not n.value.endswith("...")]
@@ -267,10 +262,14 @@ def _drop_truncated(names: list[FactValue]) -> list[FactValue]:
 def _derive(scalars: dict[str, FactValue]) -> None:
     """torch's local version tag states its CUDA build (+cu128 -> 12.8) when nothing else does."""
     torch = scalars.get("torch")
-    if torch and "torch_cuda" not in scalars:
-        m = re.search(r"\+cu(\d+)(\d)$", torch.value)
-        if m:
-            scalars["torch_cuda"] = FactValue(value=f"{m.group(1)}.{m.group(2)}", line=torch.line)
+    if torch and "torch_cuda" not in scalars and (cuda := _tag_cuda(torch.value)):
+        scalars["torch_cuda"] = FactValue(value=cuda, line=torch.line)
+
+
+def _tag_cuda(torch: str) -> str | None:
+    """The CUDA of torch's local version tag: 2.5.1+cu121 -> 12.1."""
+    m = re.search(r"\+cu(\d+)(\d)$", torch)
+    return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
 # Contradictions: one fact, two values in one attempt (or an attempt that uses other than what was set).
@@ -320,11 +319,9 @@ def _expanded(observations: Sequence[Observation]) -> list[Observation]:
         if obs.role == "candidate" or obs.name not in CONTRADICTABLE and obs.name != "venv":
             continue
         derived = [obs]
-        if obs.name == "torch":
-            m = re.search(r"\+cu(\d+)(\d)$", obs.value)
-            if m:
-                derived.append(replace(obs, name="torch_cuda", value=f"{m.group(1)}.{m.group(2)}",
-                                       says=f"the +cu{m.group(1)}{m.group(2)} tag of torch {obs.value}"))  # fmt: skip
+        if obs.name == "torch" and (cuda := _tag_cuda(obs.value)):
+            tag = obs.value.rsplit("+", 1)[1]
+            derived.append(replace(obs, name="torch_cuda", value=cuda, says=f"the +{tag} tag of torch {obs.value}"))
         elif obs.name == "cuda_home" and (release := toolkit_release(obs.value)):
             derived.append(replace(obs, name="nvcc", value=release, says=obs.says or "the CUDA_HOME path"))
         for d in derived:

@@ -366,10 +366,12 @@ def run(
     if fold:  # the build's output in a section of the job log, headed by its command
         import shlex
 
-        _marker(echo, section_start_line(fold, f"$ {shlex.join(argv)}"))
+        from buildlog.render.gitlab import section_end, section_start
+
+        _marker(echo, section_start(fold, f"$ {shlex.join(argv)}", int(time.time())))
     code, interrupted, seconds = run_build(argv, log_path, echo, use_pty)
     if fold:
-        _marker(echo, section_end_line(fold))
+        _marker(echo, section_end(fold, int(time.time())))
     (analysis,) = analyse_logs((str(log_path),), redact_paths=redact_paths, rules=rules, quiet=quiet)
     report = analysis.report
     write_outputs([report], outputs)
@@ -401,22 +403,10 @@ def _tell(
         _emit(report, fmt, color, width)
 
 
-def section_start_line(name: str, header: str) -> str:
-    from buildlog.render.gitlab import section_start
-
-    return section_start(name, header, int(time.time())) + "\n"
-
-
-def section_end_line(name: str) -> str:
-    from buildlog.render.gitlab import section_end
-
-    return section_end(name, int(time.time())) + "\n"
-
-
 def _marker(echo: BinaryIO, line: str) -> None:
     """A GitLab section marker on the terminal only: the log keeps the build's bytes alone."""
     try:
-        echo.write(line.encode("utf-8", "replace"))
+        echo.write((line + "\n").encode("utf-8", "replace"))
         echo.flush()
     except OSError:
         pass
