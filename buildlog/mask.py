@@ -148,12 +148,10 @@ def _one_pattern(record: Any, origin: str, index: int) -> SecretPattern:
         if hint != hint.lower():
             raise fail("hints", f"{hint!r} is not lower-case")
 
-    flags = 0
     flag_text = record.get("flags", "")
     if not isinstance(flag_text, str) or any(ch not in _FLAGS for ch in flag_text):
         raise fail("flags", f"must be letters from {''.join(_FLAGS)!r}")
-    for ch in flag_text:
-        flags |= _FLAGS[ch]
+    flags = _flags(flag_text)
     try:
         regex = re.compile(record["pattern"], flags)
     except re.error as exc:
@@ -162,17 +160,7 @@ def _one_pattern(record: Any, origin: str, index: int) -> SecretPattern:
         raise fail("pattern", "has no named group 'secret' (the part that is masked)")
     width = _check_repetitions(record["pattern"], flags, fail)
 
-    pattern = SecretPattern(
-        id=record["id"],
-        title=record["title"],
-        pattern=record["pattern"],
-        flags=flags,
-        hints=tuple(record["hints"]),
-        examples=tuple(record["examples"]),
-        quiet=tuple(record["quiet"]),
-        source=record["source"],
-        reach=width + _LOOKAROUND_SLACK,
-    )
+    pattern = _pattern(record, reach=width + _LOOKAROUND_SLACK)
     alone = Mask([pattern])
     for number, example in enumerate(pattern.examples, 1):
         if alone(example) == example:
@@ -224,18 +212,23 @@ def _children(av: Any) -> Iterator[Any]:
                 yield from _children(item)
 
 
+def _flags(letters: str) -> int:
+    flags = 0
+    for ch in letters:
+        flags |= _FLAGS[ch]
+    return flags
+
+
+def _pattern(r: Mapping[str, Any], reach: int) -> SecretPattern:
+    return SecretPattern(
+        id=r["id"], title=r["title"], pattern=r["pattern"], flags=_flags(r.get("flags", "")), hints=tuple(r["hints"]),
+        examples=tuple(r["examples"]), quiet=tuple(r["quiet"]), source=r["source"], reach=reach,
+    )  # fmt: skip
+
+
 def patterns_from(records: Iterable[Mapping[str, Any]]) -> tuple[SecretPattern, ...]:
     """Records already validated (see secret_patterns) as the knowledge artefact keeps them."""
-    out = []
-    for r in records:
-        flags = 0
-        for ch in r.get("flags", ""):
-            flags |= _FLAGS[ch]
-        out.append(SecretPattern(
-            id=r["id"], title=r["title"], pattern=r["pattern"], flags=flags, hints=tuple(r["hints"]),
-            examples=tuple(r["examples"]), quiet=tuple(r["quiet"]), source=r["source"], reach=r["reach"],
-        ))  # fmt: skip
-    return tuple(out)
+    return tuple(_pattern(r, r["reach"]) for r in records)
 
 
 def checked_records(doc: Mapping[str, Any], origin: str) -> list[dict[str, Any]]:
@@ -321,12 +314,6 @@ class Mask:
         )
         self._gates = _gates(list(by_hint))
 
-    @property
-    def hints(self) -> tuple[str, ...]:
-        """Every hint of the rules, lower-case: a text holding none of them (compared in lower
-        case) is returned as it is, so a scanner may select the lines worth masking by them."""
-        return tuple(hint for hint, _ in self._hints)
-
     def __call__(self, text: str) -> str:
         if not text:
             return text
@@ -346,8 +333,6 @@ class Mask:
                 regions.setdefault(index, []).extend(
                     _hint_regions(lowered, hint, first, self._rules[index].reach, size)
                 )
-        if not regions:
-            return text
         spans: list[tuple[int, int, str]] = []
         for index, found in regions.items():
             rule = self._rules[index]
