@@ -414,6 +414,12 @@ def _is_attempt(step: Span, outcome: str, build_targets: frozenset[str]) -> bool
     return bool(targets & build_targets)
 
 
+def _attempt(step: Span, number: int, prepared: Sequence[Span] = ()) -> Span:
+    """A step as attempt `number`, with the helper installs before it folded in."""
+    return replace(step, number=number, stages=dict(step.stages), checks=[],
+                   prepared=[p.command for p in prepared if p.command])  # fmt: skip
+
+
 def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[list[Span], dict[int, int]]:
     """Fold preparatory steps (helper installs that succeed, checks such as `python -c`) into the
     attempt that follows them, so attempts are the tries at the build itself.
@@ -432,10 +438,7 @@ def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[lis
     for step, is_attempt in zip(steps, keep, strict=True):
         if step.check and not attempts and pending:  # installs that all went through, then a check of them
             step_before = pending.pop()
-            attempts.append(
-                replace(step_before, number=1, stages=dict(step_before.stages), checks=[],
-                        prepared=[p.command for p in pending if p.command])
-            )  # fmt: skip
+            attempts.append(_attempt(step_before, 1, pending))
             for p in [*pending, step_before]:
                 mapping[p.number] = 1
             pending = []
@@ -451,13 +454,7 @@ def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[lis
         if not is_attempt:
             pending.append(step)
             continue
-        merged = replace(
-            step,
-            number=len(attempts) + 1,
-            stages=dict(step.stages),
-            prepared=[p.command for p in pending if p.command],
-            checks=[],
-        )
+        merged = _attempt(step, len(attempts) + 1, pending)
         for p in pending:
             mapping[p.number] = merged.number
         if attempts and pending:
@@ -467,7 +464,7 @@ def group_steps(steps: Sequence[Span], outcomes: Mapping[int, str]) -> tuple[lis
         pending = []
     for p in pending:  # steps after the last attempt: their own attempt if they ended somehow
         if outcomes.get(p.number, "unknown") != "unknown":
-            attempts.append(replace(p, number=len(attempts) + 1, stages=dict(p.stages), checks=[]))
+            attempts.append(_attempt(p, len(attempts) + 1))
         else:
             attempts[-1].end = p.end
         mapping[p.number] = attempts[-1].number
