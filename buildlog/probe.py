@@ -231,7 +231,7 @@ def header(found: Environment, when: str = "") -> list[str]:
     add("RAM GB", found.ram_gb)
     add("cores", found.cores)
     for name in SETTINGS:
-        add(name, found.settings.get(name, "unset") if name != "CUDA_HOME" else found.settings.get(name) or "unset")
+        add(name, found.settings.get(name) or "unset")
     add("python modules", ", ".join(found.modules) or "none of " + ", ".join(MODULES))
     add("ninja", found.ninja)
     lines.append(HEADER_END)

@@ -233,7 +233,7 @@ def _v1_store(path, secret):
     conn = sqlite3.connect(path)
     from buildlog.store.db import _SCHEMA_1
 
-    for statement in filter(str.strip, _SCHEMA_1.split(";")):
+    for statement in _SCHEMA_1:
         conn.execute(statement)
     conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
     conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")

@@ -34,6 +34,33 @@ SCHEMA_VERSION = 2  # of both backends' tables
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+def schema_1(prefix: str, key: str, blob: str, integer: str) -> list[str]:
+    """Version 1 of the tables, in a backend's names and types (`key`: the type of its row id)."""
+    return [
+        f"CREATE TABLE {prefix}meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        f"""CREATE TABLE {prefix}incidents (
+    id {key} PRIMARY KEY,
+    fingerprint TEXT NOT NULL UNIQUE,
+    shape TEXT NOT NULL,
+    cause TEXT NOT NULL,
+    title TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    outcome TEXT NOT NULL DEFAULT 'failure',
+    key_lines TEXT NOT NULL DEFAULT '[]',
+    failure TEXT NOT NULL DEFAULT '[]',
+    counts TEXT NOT NULL DEFAULT '{{}}',
+    fix TEXT NOT NULL DEFAULT '',
+    ticket TEXT NOT NULL DEFAULT '',
+    log {blob} NOT NULL,
+    log_size {integer} NOT NULL DEFAULT 0,
+    seen {integer} NOT NULL DEFAULT 1,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL
+)""",
+        f"CREATE INDEX {prefix}incidents_shape ON {prefix}incidents (shape)",
+    ]
+
+
 def is_url(location: str | Path) -> bool:
     """True for a database URL (scheme://...), which is never a file path."""
     return isinstance(location, str) and "://" in location

@@ -24,29 +24,7 @@ from buildlog.store.records import Stored
 APPLICATION_ID = 0x424C4C47  # "BLLG"
 BUSY_TIMEOUT_MS = 30_000
 
-_SCHEMA_1 = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE incidents (
-    id INTEGER PRIMARY KEY,
-    fingerprint TEXT NOT NULL UNIQUE,
-    shape TEXT NOT NULL,
-    cause TEXT NOT NULL,
-    title TEXT NOT NULL,
-    source TEXT NOT NULL DEFAULT '',
-    outcome TEXT NOT NULL DEFAULT 'failure',
-    key_lines TEXT NOT NULL DEFAULT '[]',
-    failure TEXT NOT NULL DEFAULT '[]',
-    counts TEXT NOT NULL DEFAULT '{}',
-    fix TEXT NOT NULL DEFAULT '',
-    ticket TEXT NOT NULL DEFAULT '',
-    log BLOB NOT NULL,
-    log_size INTEGER NOT NULL DEFAULT 0,
-    seen INTEGER NOT NULL DEFAULT 1,
-    first_seen TEXT NOT NULL,
-    last_seen TEXT NOT NULL
-);
-CREATE INDEX incidents_shape ON incidents (shape)
-"""
+_SCHEMA_1 = backend.schema_1("", "INTEGER", "BLOB", "INTEGER")
 # 2: a full-text index (rowid = incidents.id), and every row masked again (done on open).
 _SCHEMA_2 = "CREATE VIRTUAL TABLE incidents_fts USING fts5(words)"
 
@@ -136,7 +114,7 @@ class Store(backend.Store):
         with self.transaction():
             if self._is_ours():  # another process initialised it while we waited for the lock
                 return True
-            for statement in filter(str.strip, _SCHEMA_1.split(";")):
+            for statement in _SCHEMA_1:
                 self.conn.execute(statement)
             self.conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
             self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
