@@ -53,15 +53,11 @@ def doctor(package: str | None, python: str | None, fmt: str) -> None:
     report = trace(
         text.encode("utf-8"), knowledge_with(chosen), None, Options(engine=chosen.engine, cache=chosen.cache)
     ).report
-    problems: list[dict[str, Any]] = [
-        {"id": r.id, "severity": r.severity, "title": r.title, "consequence": r.consequence, "fix": r.fix}
-        for r in report.risks
+    predicted = package_problems(found, PACKAGE_NEEDS[package]) if package is not None else []
+    problems: list[dict[str, Any]] = [  # a predicted problem's title says its consequence
+        {k: getattr(p, k, "") for k in ("id", "severity", "title", "consequence", "fix")}
+        for p in [*report.risks, *predicted]
     ]
-    if package is not None:
-        problems += [
-            {"id": p.id, "severity": p.severity, "title": p.title, "consequence": "", "fix": p.fix}
-            for p in package_problems(found, PACKAGE_NEEDS[package])
-        ]
     fails = any(p["severity"] == "error" for p in problems)
     if fmt == "json":
         _json({

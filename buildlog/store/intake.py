@@ -58,27 +58,12 @@ def features(lines: Sequence[str]) -> Counter[str]:
 
 
 def entry_from_bytes(
-    name: str,
-    data: bytes,
-    knowledge: Knowledge,
-    *,
-    cause: str | None = None,
-    title: str | None = None,
-    fix: str = "",
-    ticket: str = "",
-    key_lines: Sequence[str] = (),
-    redact_paths: bool = False,
-    use_model: bool = True,
+    name: str, data: bytes, knowledge: Knowledge, *, redact_paths: bool = False, use_model: bool = True, **labels: Any
 ) -> Entry:
-    """Analyse a log and describe it for the store; `cause`, `title` and `key_lines` override the analysis.
-
-    A log that shows no failure has nothing to remember unless a cause is given by hand.
-    """
+    """Analyse a log and describe it for the store; the labels (`cause`, `title`, `key_lines`, `fix`,
+    `ticket`) override the analysis, as for entry_from."""
     analysis = analyse_data(data, knowledge, redact_paths=redact_paths, use_model=use_model)
-    return entry_from(
-        name, data, analysis, knowledge, cause=cause, title=title, fix=fix, ticket=ticket, key_lines=key_lines,
-        redact_paths=redact_paths,
-    )  # fmt: skip
+    return entry_from(name, data, analysis, knowledge, redact_paths=redact_paths, **labels)
 
 
 def analyse_data(
@@ -106,8 +91,9 @@ def entry_from(
     redact_paths: bool = False,
     kept: tuple[str, str] | None = None,
 ) -> Entry:
-    """The store entry of an analysed log (see entry_from_bytes); the log kept (its bytes, or
-    `kept`: an excerpt already made, and its note) is masked here."""
+    """The store entry of an analysed log; `cause`, `title` and `key_lines` override the analysis. A log
+    that shows no failure has nothing to remember unless a cause is given by hand. The log kept (its
+    bytes, or `kept`: an excerpt already made, and its note) is masked here."""
     mask = knowledge.mask(redact_paths)
     report = analysis.report
     if report.status == "empty":
@@ -157,7 +143,9 @@ def excerpt(text: str, proof: Sequence[int], limit: int = MAX_KEPT_BYTES) -> tup
     return excerpt_of_lines(iter(lines), len(lines), proof, limit)
 
 
-def excerpt_of_lines(lines: Iterator[str], count: int, proof: Sequence[int], limit: int = MAX_KEPT_BYTES) -> tuple[str, str]:
+def excerpt_of_lines(
+    lines: Iterator[str], count: int, proof: Sequence[int], limit: int = MAX_KEPT_BYTES
+) -> tuple[str, str]:
     """excerpt() over lines read one by one (a log too big to hold: only what is kept is held)."""
     wanted: set[int] = set(range(min(KEEP_HEAD, count)))
     wanted.update(range(max(0, count - KEEP_TAIL), count))
