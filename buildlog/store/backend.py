@@ -7,7 +7,7 @@ statement, and search with their own full-text index over the same words (`searc
 every command behaves the same on either.
 
 What is written is masked first (intake builds masked entries); on open a store whose rows were
-masked by an older rule set (or never) is masked again (`remask`), so no secret stays behind
+masked by an older rule set (or never) is masked again (`Store._migrate`), so no secret stays behind
 from an older buildlog.
 """
 
@@ -159,8 +159,8 @@ def entry_values(entry: Entry) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def remasked(row: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any] | None:
-    """The row's text fields masked again, with its fingerprint recomputed; None when nothing changes.
+def remasked(row: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any]:
+    """The row's text fields masked again, with its fingerprint recomputed; empty when nothing changes.
 
     `row` holds the TEXTS, key_lines, failure (JSON), cause and log (the blob).
     """
@@ -187,7 +187,7 @@ def remasked(row: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any] 
         masked_log = mask(text)
         if masked_log != text:
             changed["log"], changed["log_size"] = pack_log(masked_log)
-    return changed or None
+    return changed
 
 
 # What a sighting does to the row of the same failure ({least}/{greatest}: the backend's own functions).
@@ -213,18 +213,13 @@ class Store(ABC):
     its upsert, its full-text match and how its errors read.
     """
 
-    location: str
+    path: str  # where the store is, as messages name it (a URL without its password)
     conn: Any
     shared: bool = False  # a team's store (a server): what goes in also has paths masked
     table = "incidents"
     meta = "meta"
     functions = {"least": "min", "greatest": "max"}
     lock_rows = ""  # what a SELECT adds to lock the rows it reads for the transaction
-
-    @property
-    def path(self) -> str:
-        """Where the store is, as messages name it (a URL without its password)."""
-        return self.location
 
     def __enter__(self) -> Store:
         return self
@@ -296,7 +291,7 @@ class Store(ABC):
         names = ("id", *TEXTS, "key_lines", "failure", "cause", "log", "seen")
         for values in self._execute(f"SELECT {', '.join(names)} FROM {self.table}{self.lock_rows}").fetchall():
             row = dict(zip(names, values, strict=True))
-            changed = remasked(row, mask) or {}
+            changed = remasked(row, mask)
             fp, same = changed.get("fingerprint"), f"SELECT id FROM {self.table} WHERE fingerprint = ? AND id != ?"
             other = self._execute(same, (fp, row["id"])).fetchone() if fp else None
             if other:

@@ -33,8 +33,7 @@ class Store(backend.Store):
     """An opened SQLite store; use `Store.open`, and close it (or use it as a context manager)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
-        self.file = path
-        self.location = str(path)
+        self.path = str(path)
         self.conn = conn
 
     @classmethod

@@ -70,7 +70,7 @@ class PostgresStore(backend.Store):
 
     def __init__(self, url: str, conn: Any) -> None:
         self.url = url
-        self.location = safe_url(url)
+        self.path = safe_url(url)
         self.conn = conn
 
     @classmethod
