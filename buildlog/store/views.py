@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from buildlog.report.schema import Similar
@@ -40,11 +40,7 @@ class Stats:
 
     def as_dict(self) -> dict[str, Any]:
         """For `corpus stats --format json`."""
-        return {
-            "incidents": self.incidents, "sightings": self.sightings, "with_fix": self.with_fix,
-            "first_seen": self.first_seen, "last_seen": self.last_seen,
-            "by_cause": {c: dict(n) for c, n in self.by_cause.items()},
-        }  # fmt: skip
+        return {**asdict(self), "by_cause": {c: dict(n) for c, n in self.by_cause.items()}}
 
 
 def stats(rows: Sequence[Stored]) -> Stats:
