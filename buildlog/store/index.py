@@ -95,17 +95,11 @@ def index_of(cases: list[dict[str, Any]], digest: str) -> dict[str, Any]:
 
 def dump_index(index: dict[str, Any]) -> str:
     """JSON with one case, and one word, per line: a changed case is a few lines of diff."""
-    head = {k: v for k, v in index.items() if k not in ("cases", "words")}
-    lines = ["{", *(f"{json.dumps(k)}: {json.dumps(v)}," for k, v in head.items())]
-    lines.append('"cases": [')
-    rows = [json.dumps(c, sort_keys=True, separators=(",", ":")) for c in index["cases"]]
-    lines += [row + ("," if i < len(rows) - 1 else "") for i, row in enumerate(rows)]
-    lines.append("],")
-    lines.append('"words": {')
+    head = [f"{json.dumps(k)}: {json.dumps(v)}," for k, v in index.items() if k not in ("cases", "words")]
+    cases = [json.dumps(c, sort_keys=True, separators=(",", ":")) for c in index["cases"]]
     words = [f"{json.dumps(w)}:{json.dumps(p)}" for w, p in sorted(index["words"].items())]
-    lines += [row + ("," if i < len(words) - 1 else "") for i, row in enumerate(words)]
-    lines += ["}", "}"]
-    return "\n".join(lines) + "\n"
+    body = ["{", *head, '"cases": [', ",\n".join(cases), "],", '"words": {', ",\n".join(words), "}", "}"]
+    return "\n".join(line for line in body if line) + "\n"
 
 
 def default_index_path() -> Path:
