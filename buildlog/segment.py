@@ -19,21 +19,9 @@ from buildlog.parse.events import Event, SimpleCommand
 
 RANK = {name: i for i, name in enumerate(STAGES)}
 
-_INFO_ARGS = {
-    "--version",
-    "-V",
-    "-v",
-    "list",
-    "show",
-    "freeze",
-    "--help",
-    "-h",
-    "config",
-    "cache",
-    "inspect",
-    "check",
-    "venv",
-}
+_INFO_ARGS = frozenset({
+    "--version", "-V", "-v", "list", "show", "freeze", "--help", "-h", "config", "cache", "inspect", "check", "venv",
+})  # fmt: skip
 _PY = re.compile(r"^(?:\S*/)?python(?:\d(?:\.\d+)?)?(?:\.exe)?$")
 _PIP = re.compile(r"^(?:\S*/)?pip(?:\d(?:\.\d+)?)?(?:\.exe)?$")
 _BUILD_TOOLS = re.compile(r"^(?:\S*/)?(?:nvcc|cmake|make|ninja|torchrun|accelerate|deepspeed)$")

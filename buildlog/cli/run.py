@@ -84,11 +84,6 @@ def environment(argv: Sequence[str]) -> Any:
     return collect(argv, os.environ, probe_runner, read_text)
 
 
-def default_log() -> Path:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return Path(".buildlog") / f"build-{stamp}.log"
-
-
 def _open_log(path: Path) -> BinaryIO:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -357,7 +352,7 @@ def run(
         raise BuildlogError("--pty needs a POSIX system (Linux, macOS); on Windows the build runs on pipes")
     if not argv:
         raise BuildlogError("give the command to run after --, e.g. buildlog run -- pip install flash-attn")
-    log_path = Path(log) if log else default_log()
+    log_path = Path(log) if log else Path(".buildlog") / f"build-{_dt.datetime.now():%Y%m%d-%H%M%S}.log"
     if not quiet:
         click.echo(f"buildlog: saving the output to {log_path}", err=True)
     sys.stdout.flush()

@@ -43,11 +43,7 @@ def corpus_past(with_norms: bool = False) -> list[Past]:
     `with_norms`: carry each case's vector length under the index's own idf, which saves
     computing them when that is the idf the ranking uses.
     """
-    return [
-        Past(c["key"], c["cause"], c["title"], c["fix"], c["shape"], c["counts"], "corpus",
-             norm=c["norm"] if with_norms else None)
-        for c in _corpus()["cases"]
-    ]  # fmt: skip
+    return [_corpus_case(c, c["counts"], c["norm"] if with_norms else None) for c in _corpus()["cases"]]
 
 
 @cache
@@ -170,8 +166,8 @@ def rank_corpus(lines: Sequence[str], threshold: float = THRESHOLD, limit: int =
     return out[:limit]
 
 
-def _corpus_case(c: Mapping) -> Past:
-    return Past(c["key"], c["cause"], c["title"], c["fix"], c["shape"], {}, "corpus", norm=c["norm"])
+def _corpus_case(c: Mapping, counts: Mapping[str, int] | None = None, norm: float | None = None) -> Past:
+    return Past(c["key"], c["cause"], c["title"], c["fix"], c["shape"], counts or {}, "corpus", norm=norm)
 
 
 def _unique(pasts: Iterable[Past]) -> list[Past]:
