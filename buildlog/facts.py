@@ -222,8 +222,7 @@ class FactIndex:
             if last < 0 and until is not None and name in STABLE_FACTS and cut < len(stated):
                 after = stated[cut]
                 if not (after.change or after.inline):
-                    scalars_or_lists = FactValue(value=after.value, line=after.line)
-                    _put(name, scalars_or_lists, scalars, lists, packages)
+                    _put(name, FactValue(value=after.value, line=after.line), scalars, lists, packages)
                 continue
             if last < 0:
                 continue

@@ -13,8 +13,8 @@ from datetime import datetime, timezone
 
 
 @dataclass(frozen=True)
-class Entry:
-    """One failure as a log shows it: identity, label, the redacted log, and its similarity features.
+class Failure:
+    """A failure's identity and label, and its similarity features (its failure lines' token counts).
 
     `fingerprint` covers the failure lines and the cause (the dedupe key); `shape` covers the
     lines alone, so the same failure is recognised even when someone relabelled its cause.
@@ -28,7 +28,13 @@ class Entry:
     outcome: str
     key_lines: tuple[str, ...]
     failure: tuple[str, ...]
-    counts: Mapping[str, int]
+    counts: Mapping[str, int] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Entry(Failure):
+    """One failure as a log shows it, with the redacted log to keep."""
+
     log: str
     fix: str = ""
     ticket: str = ""
@@ -36,19 +42,10 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class Stored:
+class Stored(Failure):
     """A row of the store: an entry without its log text, plus how often and when it was seen."""
 
     id: int
-    fingerprint: str
-    shape: str
-    cause: str
-    title: str
-    source: str
-    outcome: str
-    key_lines: tuple[str, ...]
-    failure: tuple[str, ...]
-    counts: Mapping[str, int] = field(repr=False)
     fix: str
     ticket: str
     seen: int
