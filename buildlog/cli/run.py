@@ -219,10 +219,7 @@ class Build:
         import select
 
         while True:
-            try:
-                ready, _, _ = select.select([self.read_fd], [], [], 0.5)
-            except InterruptedError:  # pragma: no cover - select retries by itself (PEP 475)
-                continue
+            ready, _, _ = select.select([self.read_fd], [], [], 0.5)  # retried on a signal (PEP 475)
             if not ready:
                 if self.process.poll() is not None and not _pending(self.read_fd):
                     break
