@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from buildlog.report.schema import Report
+from buildlog.report.schema import Report, model
 
 
 def render_json(report: Report) -> str:
@@ -12,15 +12,9 @@ def render_json(report: Report) -> str:
     return report.model_dump_json(indent=2) + "\n"
 
 
-def render_json_bytes(report: Report) -> bytes:
-    """The same JSON as render_json, as UTF-8 bytes made directly (a report of thousands of
-    attempts is not held again as a str and then again encoded)."""
-    return Report.__pydantic_serializer__.to_json(report, indent=2) + b"\n"
-
-
 def json_schema() -> str:
     """The JSON schema of the report, as `buildlog schema` prints it."""
-    schema = Report.model_json_schema()
+    schema = model(Report).model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "buildlog report"
     return json.dumps(schema, indent=2) + "\n"
