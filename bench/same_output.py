@@ -1,8 +1,10 @@
 """Every corpus case and paste rendered as json, terminal and markdown, to compare two commits.
 
-    python -m bench.same_output /tmp/out-new            # in this checkout
-    PYTHONPATH=/path/to/old python -m bench.same_output /tmp/out-old
+    cd /tmp && PYTHONPATH=/path/to/this python -m bench.same_output /tmp/out-new
+    cd /tmp && PYTHONPATH=/path/to/old:/path/to/this python -m bench.same_output /tmp/out-old
     diff -r /tmp/out-old /tmp/out-new && echo same
+
+(from outside a checkout, so that PYTHONPATH says whose buildlog runs; the corpus is this one's)
 
 Each log goes through the command line's own functions (settings, knowledge, "seen before" from
 the bundled corpus, no user store); the terminal report without colour at width 100, and the
