@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from buildlog.report.schema import Report, model
+from buildlog.report.schema import Report
 
 
 def render_json(report: Report) -> str:
@@ -14,7 +14,7 @@ def render_json(report: Report) -> str:
 
 def json_schema() -> str:
     """The JSON schema of the report, as `buildlog schema` prints it."""
-    schema = model(Report).model_json_schema()
+    schema = Report.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "buildlog report"
     return json.dumps(schema, indent=2) + "\n"

@@ -119,6 +119,10 @@ class Frozen:
     def model_validate_json(cls, text: str | bytes) -> Any:
         return _record(model(cls).model_validate_json(text))
 
+    @classmethod
+    def model_json_schema(cls) -> dict[str, Any]:
+        return model(cls).model_json_schema()  # type: ignore[no-any-return]
+
 
 def _converter(annotation: Any) -> Any:
     origin = get_origin(annotation)
