@@ -55,7 +55,8 @@ class Frozen:
             if name in cls.__dict__:
                 delattr(cls, name)
         cls.model_fields = fields
-        cls._convert = {n: c for n, f in fields.items() if (c := _converter(f.annotation))}  # type: ignore[attr-defined]
+        kinds = {n: get_origin(f.annotation) or f.annotation for n, f in fields.items()}
+        cls._convert = {n: k for n, k in kinds.items() if k in (list, dict, float)}  # type: ignore[attr-defined]
         RECORDS[cls.__name__] = cls
 
     def __init__(self, **values: Any) -> None:
@@ -98,11 +99,9 @@ class Frozen:
 
     def model_dump(self, exclude_defaults: bool = False) -> dict[str, Any]:
         """The record as plain dicts and lists."""
-        return {
-            name: _dump(value, exclude_defaults)
-            for name, value in self
-            if not exclude_defaults or not _is_default(self.model_fields[name], value)
-        }
+        fields = self.model_fields
+        dump = lambda v: v.model_dump(exclude_defaults) if isinstance(v, Frozen) else v  # noqa: E731
+        return {k: _each(v, dump) for k, v in self if not (exclude_defaults and _is_default(fields[k], v))}
 
     def model_dump_json(self, indent: int | None = None, exclude_defaults: bool = False) -> str:
         """The record's JSON, as its pydantic model writes it."""
@@ -124,23 +123,17 @@ class Frozen:
         return model(cls).model_json_schema()  # type: ignore[no-any-return]
 
 
-def _converter(annotation: Any) -> Any:
-    origin = get_origin(annotation)
-    return {list: list, dict: dict}.get(origin) or (float if annotation is float else None)
-
-
 def _is_default(spec: FieldSpec, value: Any) -> bool:
     return value == (spec.default_factory() if spec.default_factory is not None else spec.default)
 
 
-def _dump(value: Any, exclude_defaults: bool) -> Any:
-    if isinstance(value, Frozen):
-        return value.model_dump(exclude_defaults)
+def _each(value: Any, leaf: Any) -> Any:
+    """`value` with `leaf` applied to everything in its lists and dicts."""
     if isinstance(value, list):
-        return [_dump(v, exclude_defaults) for v in value]
+        return [_each(v, leaf) for v in value]
     if isinstance(value, dict):
-        return {k: _dump(v, exclude_defaults) for k, v in value.items()}
-    return value
+        return {k: _each(v, leaf) for k, v in value.items()}
+    return leaf(value)
 
 
 @cache
@@ -174,13 +167,9 @@ def _model_type(annotation: Any) -> Any:
 def _record(value: Any) -> Any:
     """A validated pydantic model's value as records."""
     record = RECORDS.get(type(value).__name__) if hasattr(value, "__pydantic_fields__") else None
-    if record is not None:
-        return record(**{name: _record(getattr(value, name)) for name in record.model_fields})
-    if isinstance(value, list):
-        return [_record(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _record(v) for k, v in value.items()}
-    return value
+    if record is None:
+        return value
+    return record(**{name: _each(getattr(value, name), _record) for name in record.model_fields})
 
 
 class Evidence(Frozen):
