@@ -15,8 +15,8 @@ The Python API is what the command line uses::
         print(report.source, report.headline)
 
 A path may be plain or compressed (.gz, .xz, .bz2, .zst, recognised by their first bytes) or, for
-`explain_all`, a .zip archive. The Report (`buildlog.Report`, a frozen pydantic model; its JSON
-schema is `buildlog schema`) holds the status, the headline, the root causes with evidence and
+`explain_all`, a .zip archive. The Report (`buildlog.Report`, a frozen record with pydantic's
+`model_dump`, `model_dump_json` and `model_validate_json`; its JSON schema is `buildlog schema`) holds the status, the headline, the root causes with evidence and
 fix, the attempts of a session, the incidents and what resolved them, the risks and the facts.
 Nothing is read from the environment or a config file here: pass `rules` (folders or files of
 your own rules) and `redact_paths` as arguments. Secrets are always masked.
@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Union
 
 __version__ = "0.1.0"
 
+from buildlog.report.schema import Report
+
 if TYPE_CHECKING:  # pragma: no cover
     from buildlog.pipeline import Analysis, Options, Recall
-    from buildlog.report.schema import Report
 
 Input = Union[str, "os.PathLike[str]", bytes, BinaryIO]
 
@@ -87,11 +88,3 @@ def analyses(logs: Iterable[Input], knowledge: Any, recall: Recall | None, optio
         for source in found:
             with source.stream:
                 yield trace(source, knowledge, recall, options)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Report":  # imported on first use: the command line starts faster without pydantic's models
-        from buildlog.report.schema import Report
-
-        return Report
-    raise AttributeError(f"module 'buildlog' has no attribute {name!r}")

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from buildlog.diagnose.checks import judge_values
 from buildlog.diagnose.verdict import Diagnosis, diagnose
@@ -33,8 +32,7 @@ from buildlog.segment import Segmenter, Span, segment
 SCAN_CHUNK = 1 << 20
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(NamedTuple):
     """How to analyse, as the command line (or the caller) chose."""
 
     redact_paths: bool = False  # also mask user names, home folders and host names
@@ -44,14 +42,16 @@ class Options:
     progress: bool = False  # draw a progress bar on stderr for big inputs
 
 
+DEFAULT = Options()
+
+
 class Recall(Protocol):
     """Past failures, for "seen before": the user's or team's store and the bundled examples."""
 
     def seen_before(self, lines: Sequence[str]) -> list[Similar]: ...
 
 
-@dataclass(frozen=True)
-class Analysis:
+class Analysis(NamedTuple):
     """The report, and what the stages saw on the way (for the store, training and the tests)."""
 
     report: Report
@@ -62,14 +62,14 @@ class Analysis:
 
 
 def analyse(
-    source: Source | bytes, knowledge: Knowledge, store: Recall | None = None, options: Options = Options()
+    source: Source | bytes, knowledge: Knowledge, store: Recall | None = None, options: Options = DEFAULT
 ) -> Report:
     """The Report for one log."""
     return trace(source, knowledge, store, options).report
 
 
 def trace(
-    source: Source | bytes, knowledge: Knowledge, store: Recall | None = None, options: Options = Options()
+    source: Source | bytes, knowledge: Knowledge, store: Recall | None = None, options: Options = DEFAULT
 ) -> Analysis:
     """Every stage over one log, with what each produced.
 
@@ -112,7 +112,7 @@ def _trace(source: Source | bytes, knowledge: Knowledge, store: Recall | None, o
 
 
 def scan_and_parse(
-    chunks: Iterable[bytes], knowledge: Knowledge, summary: ScanSummary, options: Options = Options()
+    chunks: Iterable[bytes], knowledge: Knowledge, summary: ScanSummary, options: Options = DEFAULT
 ) -> list[Event]:
     """The candidate lines of a log as events (cleaned; their neighbours cleaned when read)."""
     plan = knowledge.plan

@@ -11,6 +11,7 @@ from buildlog.knowledge.artefact import bundled
 from buildlog.pipeline import trace
 from buildlog.store.cases import iter_cases
 from tests.conftest import CORPUS
+from tests.test_report_json import assert_the_models_json
 
 CASES = list(iter_cases(CORPUS))
 KNOWLEDGE = bundled()
@@ -30,6 +31,7 @@ def test_case(case):
     result = check_case(case, report)
     assert result.ok, "\n".join(result.problems)
     assert report.volume.analysed + report.volume.repeated == report.volume.candidates
+    assert_the_models_json(report)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ def run() -> None:
     """The console script: the command group, then a quick way out.
 
     At exit the interpreter walks every object still alive looking for reference cycles; once
-    pydantic and lark have built their tables, that walk costs about as much as explaining a
+    lark and the knowledge have built their tables, that walk costs a twentieth of explaining a
     small log. Nothing alive at exit needs it (inputs and the store are closed by then), so the
     survivors are frozen out of the collector before the interpreter shuts down.
     """

@@ -220,13 +220,6 @@ def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
     if fmt == "gitlab":
         sys.stdout.write(render_reports(reports, fmt, color, width))
         return
-    if fmt == "json" and len(reports) == 1 and _utf8_stdout():
-        from buildlog.render.jsonout import render_json_bytes
-
-        sys.stdout.flush()
-        sys.stdout.buffer.write(render_json_bytes(reports[0]))
-        sys.stdout.buffer.flush()
-        return
     if fmt != "terminal":
         sys.stdout.write(render_reports(reports, fmt))
         return
@@ -237,12 +230,6 @@ def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
         if n:
             sys.stdout.write("\n")
         render_terminal(one, console)
-
-
-def _utf8_stdout() -> bool:
-    """Standard output takes UTF-8 bytes as they are (then JSON is written as bytes, not as text)."""
-    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-    return encoding == "utf8" and hasattr(sys.stdout, "buffer")
 
 
 def gitlab_color(color: bool | None) -> bool:

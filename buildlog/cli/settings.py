@@ -24,9 +24,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from buildlog.errors import BuildlogError
 
@@ -46,8 +45,7 @@ def flag(env: Mapping[str, str], name: str) -> bool:
     raise BuildlogError(f"${name}={env[name]!r}: expected 1 or 0 (true/false, yes/no, on/off)")
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """The checked settings of one run."""
 
     rules: tuple[Path, ...] = ()
@@ -57,7 +55,6 @@ class Settings:
     cache: Path | None = None
     store: str | None = None
     config: Path | None = None  # the file the config came from
-    sources: dict[str, str] = field(default_factory=dict)
 
 
 def read_settings(env: Mapping[str, str], cwd: Path) -> Settings:

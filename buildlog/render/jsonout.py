@@ -12,12 +12,6 @@ def render_json(report: Report) -> str:
     return report.model_dump_json(indent=2) + "\n"
 
 
-def render_json_bytes(report: Report) -> bytes:
-    """The same JSON as render_json, as UTF-8 bytes made directly (a report of thousands of
-    attempts is not held again as a str and then again encoded)."""
-    return Report.__pydantic_serializer__.to_json(report, indent=2) + b"\n"
-
-
 def json_schema() -> str:
     """The JSON schema of the report, as `buildlog schema` prints it."""
     schema = Report.model_json_schema()

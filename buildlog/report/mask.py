@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
-from buildlog.report.schema import Report
+from buildlog.report.schema import Frozen, Report
 
 Mask = Callable[[str], str]
 
@@ -30,7 +28,7 @@ def _walk(value: Any, mask: Mask) -> Any:
     if isinstance(value, str):
         masked = mask(value)
         return value if masked == value else masked
-    if isinstance(value, BaseModel):
+    if isinstance(value, Frozen):
         return _model(value, mask)
     if isinstance(value, dict):
         out = {mask(k) if isinstance(k, str) else k: _item(k, v, mask) for k, v in value.items()}
@@ -47,7 +45,7 @@ def _same(before: dict[Any, Any], after: dict[Any, Any]) -> bool:
     return len(before) == len(after) and all(k in before and before[k] is v for k, v in after.items())
 
 
-def _model(model: BaseModel, mask: Mask) -> BaseModel:
+def _model(model: Frozen, mask: Mask) -> Frozen:
     changes = {}
     for name in type(model).model_fields:
         value = getattr(model, name)
