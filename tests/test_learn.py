@@ -112,6 +112,23 @@ def test_model_tokens_share_the_parts_of_compound_names_and_mark_complaints():
     assert model_tokens(["/tmp/a1/x.py:12 boom"]) == model_tokens(["/tmp/b2/x.py:99 boom"])
 
 
+def test_failure_lines_that_are_only_pips_summary_give_the_classifier_nothing():
+    from buildlog.learn.features import model_tokens
+
+    summary = [
+        "error: subprocess-exited-with-error",
+        "× python setup.py bdist_wheel did not run successfully.",
+        "│ exit code: 1",
+        "╰─> [9 lines of output]",
+        "ERROR: Failed building wheel for flash-attn",
+        "Failed to build flash-attn",
+        "ERROR: Could not build wheels for flash-attn, which is required to install pyproject.toml-based projects",
+    ]
+    assert model_tokens(summary) == []
+    told = model_tokens(summary[:4] + ["error: Remote end closed connection without response"] + summary[4:])
+    assert {"!remote", "closed", "connection"} <= set(told)  # one line of its own: the whole failure is read
+
+
 def test_wilson_bound_is_below_the_rate_and_tightens_with_more_answers():
     from buildlog.learn.training import wilson_lower
 
@@ -139,3 +156,42 @@ def test_the_answer_threshold_is_chosen_inside_the_training_data():
     assert choose_threshold(_samples(12, noisy=True)) == THRESHOLDS[-1]  # labels unrelated to the text: shy
     assert fit(_samples(12, noisy=False), "t")["threshold"] == clear
     assert fit(_samples(12, noisy=False), "t", threshold=0.7)["threshold"] == 0.7
+
+
+def test_rebuild_check_covers_the_classifier(tmp_path):
+    """`rebuild --check DIR` names classifier.json stale unless DIR is what it learnt from."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from buildlog.cli import main
+
+    def check() -> str:
+        return CliRunner().invoke(main, ["rebuild", "--check", str(tmp_path / "cases")]).output.strip()
+
+    shutil.copytree(CORPUS, tmp_path / "cases")
+    assert check() == "up to date"
+    (tmp_path / "cases" / f"{next(iter_cases(CORPUS)).slug}.toml").unlink()
+    assert "classifier.json" in check()
+
+
+def test_a_cause_whose_answers_stay_right_lower_down_earns_a_lower_threshold():
+    from buildlog.learn.training import class_thresholds, wilson_lower
+
+    sure = [("a", 0.9, True)] * 40 + [("b", 0.9, True)] * 40
+    lower = [("a", 0.42, True)] * 30 + [("b", 0.42, False)] * 10 + [("b", 0.42, True)] * 10
+    chosen = class_thresholds(sure + lower, 0.8)
+    assert chosen == {"a": 0.4}  # b's answers at 0.42 are half wrong: it keeps the one threshold
+    answered = [right for cause, p, right in sure + lower if p >= chosen.get(cause, 0.8)]
+    assert wilson_lower(sum(answered), len(answered)) >= 0.9
+    assert class_thresholds([("a", 0.42, False)] * 5 + sure, 0.8) == {}
+
+
+def test_the_model_answers_a_cause_at_its_own_threshold():
+    pytest.importorskip("sklearn")
+    from buildlog.learn.training import fit
+
+    data = fit(_samples(12, noisy=False), "t", threshold=0.99)
+    assert not model_from_dict(data).predict([DOCS[2]]).confident
+    data["class_thresholds"] = {"c": 0.2}
+    assert model_from_dict(data).predict([DOCS[2]]).confident

@@ -63,28 +63,38 @@ def eval_cmd(folder: str, holdout_dirs: tuple[str, ...], fmt: str, engine: str) 
 
 
 @main.command()
-@click.argument("folder", metavar="DIR", type=click.Path(file_okay=False, path_type=str))
+@click.argument("folders", metavar="DIR...", nargs=-1, required=True, type=click.Path(file_okay=False, path_type=str))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=str), default=None,
               help="Where to write the model (default: the package's own classifier.json).")  # fmt: skip
 @friendly
-def train(folder: str, output: str | None) -> None:
-    """Train the classifier on a folder of cases and export it for use without scikit-learn.
+def train(folders: tuple[str, ...], output: str | None) -> None:
+    """Train the classifier on folders of cases and export it for use without scikit-learn.
 
-    Run it after adding cases to corpus/: the tests check that the bundled model was trained on
-    the corpus as it is.
+    Cases whose thread never named a cause (`diagnosed = false`) and labels buildlog cannot
+    report are left out. `buildlog rebuild corpus/cases` trains the bundled model: the tests check
+    that it was trained on the corpus as it is.
+
+    \b
+    Examples:
+      buildlog train corpus/cases corpus/pasted
+      buildlog train my-team-store/ -o my-model.json
     """
     from pathlib import Path
 
     from buildlog.learn.training import train as fit_corpus
-    from buildlog.learn.training import write_model
-    from buildlog.store.cases import iter_cases
+    from buildlog.learn.training import training_cases, write_model
 
-    data = fit_corpus(list(iter_cases(Path(folder))))
+    cases = training_cases(Path(f) for f in folders)
+    data = fit_corpus(cases)
     import buildlog.knowledge
 
     target = Path(output) if output else Path(buildlog.knowledge.__file__).resolve().parent / "classifier.json"
     write_model(data, target)
-    click.echo(f"trained on {len(data['classes'])} causes, {len(data['vocabulary'])} features -> {target}")
+    words = data["vocabulary"].count("\n") + 1 if data["vocabulary"] else 0
+    click.echo(
+        f"trained on {len(cases)} cases of {', '.join(folders)}: {len(data['classes'])} causes, {words} features, "
+        f"answer threshold {data['threshold']:.2f} -> {target}"
+    )
 
 
 def _holdout(cases: list, measured: list, fmt: str) -> None:
@@ -103,7 +113,7 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
         data.update(folds=result.folds, sources=result.sources, classifier_adds=result.model_adds,
                     undiagnosed=sum(not c.sidecar.diagnosed for c in measured),
                     classifier_leads={"answered": result.model_in_both.answered, "precision": round(result.model_in_both.precision, 3)},
-                    thresholds=result.thresholds,
+                    thresholds=result.thresholds, class_thresholds=result.class_thresholds,
                     misses=[{"case": c, "expected": e, "reported": g} for c, e, g in result.misses])  # fmt: skip
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
@@ -124,6 +134,9 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
         "answer thresholds, chosen inside each fold's training data: "
         + ", ".join(f"{t:.2f}" for t in result.thresholds)
     )
+    for fold, lower in enumerate(result.class_thresholds, start=1):
+        if lower:
+            click.echo(f"  fold {fold}, causes answered lower: " + ", ".join(f"{c} {t:.2f}" for c, t in lower.items()))
     for case, expected, got in result.misses:
         click.echo(f"MISS {case}: expected {expected}, got {got}")
 
@@ -160,6 +173,8 @@ def rebuild(folder: str | None, check: bool) -> None:
             current = json.loads(path.read_text("utf-8")).get("corpus_hash") if path.is_file() else None
             if current != index.corpus_hash(Path(folder)):
                 stale.append(str(path))
+            if not _classifier_current(Path(folder)):
+                stale.append(str(_classifier_path()))
         click.echo("stale: " + ", ".join(stale) if stale else "up to date")
         sys.exit(EXIT_FAILURES_FOUND if stale else EXIT_OK)
     data = artefact.write()
@@ -169,7 +184,26 @@ def rebuild(folder: str | None, check: bool) -> None:
         from buildlog.cli.develop import train as _train
 
         ctx = click.get_current_context()
-        ctx.invoke(_train, folder=folder, output=None)
+        ctx.invoke(_train, folders=(folder,), output=None)
         built = index.build_index(Path(folder))
         index.default_index_path().write_text(index.dump_index(built), "utf-8")
         click.echo(f"{index.default_index_path()}: {len(built['cases'])} cases")
+
+
+def _classifier_path():  # type: ignore[no-untyped-def]
+    from pathlib import Path
+
+    import buildlog.knowledge
+
+    return Path(buildlog.knowledge.__file__).resolve().parent / "classifier.json"
+
+
+def _classifier_current(folder) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the bundled classifier was trained on this corpus folder as it is."""
+    import json
+
+    from buildlog.learn.training import corpus_hash, training_cases
+
+    path = _classifier_path()
+    stored = json.loads(path.read_text("utf-8")).get("corpus_hash") if path.is_file() else None
+    return stored == corpus_hash(training_cases([folder]))

@@ -16,7 +16,7 @@ import sys
 from array import array
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from buildlog.errors import BuildlogError
@@ -83,6 +83,7 @@ class LinearModel:
     threshold: float
     corpus_hash: str
     margin: float = 0.0
+    class_thresholds: Mapping[str, float] = field(default_factory=dict)  # causes answered below `threshold`
 
     def probabilities(self, lines: list[str]) -> dict[str, float]:
         """Cause -> probability for the failure lines; empty when no known token is in them."""
@@ -108,7 +109,7 @@ class LinearModel:
         ranking = sorted(probs.items(), key=lambda p: -p[1])
         best, prob = ranking[0]
         runner_up = ranking[1][1] if len(ranking) > 1 else 0.0
-        confident = prob >= self.threshold and prob - runner_up >= self.margin
+        confident = prob >= self.class_thresholds.get(best, self.threshold) and prob - runner_up >= self.margin
         return Prediction(best, prob, confident, tuple(ranking[:3]), tuple(ranking))
 
 
@@ -126,6 +127,7 @@ def model_from_dict(data: dict) -> LinearModel:
     return LinearModel(
         classes, tuple(data["intercept"]), {w: i for i, w in enumerate(words)}, idf, coef,
         float(data["threshold"]), data["corpus_hash"], float(data.get("margin", 0.0)),
+        {str(c): float(t) for c, t in data.get("class_thresholds", {}).items()},
     )  # fmt: skip
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 FEATURES_VERSION = "1"  # tokens(): the seen-before index and the store
-MODEL_FEATURES_VERSION = "2"  # model_tokens(): the classifier
+MODEL_FEATURES_VERSION = "3"  # model_tokens(): the classifier
 
 _HEX = re.compile(r"\b[0-9a-f]{8,}\b", re.IGNORECASE)
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+\-@~]+){2,}[\\/]?")
@@ -50,10 +50,30 @@ _COMPLAINT = re.compile(
 )
 
 
+# The summary pip and uv print under every failed build, whatever its cause: failure lines made of
+# nothing else tell the classifier nothing (a paste cut down to them gets no guess).
+_SUMMARY = re.compile(
+    r"subprocess-exited-with-error|did not run successfully|^\W*exit code: \d+|lines of output\]|end of output\]|"
+    r"^\W*note: This error originates from a subprocess|Failed building wheel for|^\W*Failed to build |"
+    r"Could not build wheels for|^\W*Running setup\.py clean|^\W*hint: See above|legacy-install-failure|"
+    r"Encountered error while (generating package metadata|trying to install)|See above for output|"
+    r"metadata-generation-failed|Failed to build installable wheels|^\W*error: failed-wheel-build-for-install",
+    re.IGNORECASE,
+)
+
+
+def only_summary(lines: Iterable[str]) -> bool:
+    """Whether every (non-blank) line is part of pip's or uv's summary of a failed build."""
+    return all(_SUMMARY.search(line) for line in lines if line.strip())
+
+
 def model_tokens(lines: Iterable[str]) -> list[str]:
     """The classifier's words: as tokens() (masked, lower-cased, with adjacent pairs), plus the parts of
     compound names marked `~` (cuda_runtime_api, cusolverDn: the part another log shares) and the
-    words of complaint lines again, marked `!`."""
+    words of complaint lines again, marked `!`; none when the lines are only pip's summary."""
+    lines = list(lines)
+    if only_summary(lines):
+        return []
     plain: list[str] = []
     extra: list[str] = []
     for line in lines:

@@ -73,6 +73,7 @@ class HoldoutResult:
     misses: list[tuple[str, str, str]] = field(default_factory=list)  # (case, expected, both's answer)
     model_in_both: Tally = field(default_factory=Tally)  # the cases where the classifier's answer leads
     thresholds: list[float] = field(default_factory=list)  # each fold's classifier's, chosen in its training data
+    class_thresholds: list[dict[str, float]] = field(default_factory=list)  # ... and the causes' lower ones
 
 
 def fold_of(source: str, folds: int) -> int:
@@ -136,6 +137,7 @@ def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case
             if both != expected:
                 result.misses.append((case.slug, expected, both))
         result.thresholds.append(float(data["threshold"]))
+        result.class_thresholds.append(dict(data.get("class_thresholds", {})))
     return result
 
 

@@ -18,12 +18,13 @@ from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.classifier import MODEL_FORMAT, LinearModel, model_from_dict, pack_floats
 from buildlog.learn.features import FEATURES_VERSION, MODEL_FEATURES_VERSION, failure_lines, model_tokens
 from buildlog.pipeline import Analysis, Options, trace
-from buildlog.store.cases import Case
+from buildlog.store.cases import Case, iter_cases
 
 # The model answers where its probability reaches a threshold chosen by cross-validation inside
 # its own training data (folds of whole repositories): the lowest at which its answers there are
 # right at least TARGET_PRECISION of the time, with 95% confidence (Wilson's lower bound), because
 # the failures it sees at run time, those no rule explains, are harder than its training cases.
+# Below it, a cause may earn a threshold of its own the same way (class_thresholds).
 TARGET_PRECISION = 0.9
 CONFIDENCE_Z = 1.645
 THRESHOLDS = tuple(round(0.2 + 0.05 * i, 2) for i in range(13))  # 0.2 ... 0.8
@@ -60,10 +61,11 @@ def _attempt_lines(analysis: Analysis, number: int) -> list[str]:
 
 
 def samples_of(case: Case, knowledge: Knowledge | None = None) -> list[Sample]:
-    """Incidents of a session give one sample each; a single-cause failure gives one."""
+    """Incidents of a session give one sample each; a single-cause failure gives one; a paste whose
+    thread never named a cause gives none (its `unknown` is a want of a diagnosis, not a label)."""
     side = case.sidecar
     group = side.repository.lower() or case.slug
-    if side.outcome != "failure" and not side.incidents:
+    if (side.outcome != "failure" and not side.incidents) or not side.diagnosed:
         return []
     analysis = trace(case.read_bytes(), knowledge or bundled(), options=Options(use_model=False))
     if side.incidents:
@@ -95,11 +97,12 @@ def _sklearn():  # type: ignore[no-untyped-def]
 def fit(samples: Sequence[Sample], corpus: str, threshold: float | None = None) -> dict:
     """Fit TF-IDF + logistic regression and export the parts inference needs, with the answer
     threshold chosen by cross-validation inside these samples unless one is given."""
+    samples = [s for s in samples if model_tokens(s.lines)]  # lines that are only pip's summary teach nothing
     if len({s.label for s in samples}) < 2:
         raise BuildlogError("training needs examples of at least two causes")
     vectorizer, model = _fit(samples)
-    chosen = choose_threshold(samples) if threshold is None else threshold
-    return _export(vectorizer, model, corpus, chosen)
+    chosen, per_cause = choose_thresholds(samples) if threshold is None else (threshold, {})
+    return _export(vectorizer, model, corpus, chosen, per_cause)
 
 
 def _fit(samples: Sequence[Sample]):  # type: ignore[no-untyped-def]
@@ -118,7 +121,22 @@ def _inner_fold(sample: Sample, folds: int) -> int:
 def choose_threshold(samples: Sequence[Sample], folds: int = INNER_FOLDS) -> float:
     """The lowest threshold at which the answers of models trained without a sample's group are
     right often enough (TARGET_PRECISION, at Wilson's lower bound); the highest when none is."""
-    scored: list[tuple[float, bool]] = []
+    return choose_thresholds(samples, folds)[0]
+
+
+def choose_thresholds(samples: Sequence[Sample], folds: int = INNER_FOLDS) -> tuple[float, dict[str, float]]:
+    """The answer threshold (choose_threshold) and, below it, the causes whose own answers earn a lower
+    one, all chosen from models trained without a sample's group (see class_thresholds)."""
+    scored = _scored(samples, folds)
+    for threshold in THRESHOLDS:
+        if _precise_enough([right for _, probability, right in scored if probability >= threshold]):
+            return threshold, class_thresholds(scored, threshold)
+    return THRESHOLDS[-1], {}
+
+
+def _scored(samples: Sequence[Sample], folds: int) -> list[tuple[str, float, bool]]:
+    """(answer, its probability, whether right) for every sample, from a model trained without its group."""
+    scored: list[tuple[str, float, bool]] = []
     for k in range(folds):
         train = [s for s in samples if _inner_fold(s, folds) != k]
         held = [s for s in samples if _inner_fold(s, folds) == k]
@@ -130,12 +148,40 @@ def choose_threshold(samples: Sequence[Sample], folds: int = INNER_FOLDS) -> flo
         for sample, row, words in zip(held, model.predict_proba(matrix), known, strict=True):
             if words:
                 best = int(row.argmax())
-                scored.append((float(row[best]), str(model.classes_[best]) == sample.label))
-    for threshold in THRESHOLDS:
-        answers = [right for probability, right in scored if probability >= threshold]
-        if answers and wilson_lower(sum(answers), len(answers)) >= TARGET_PRECISION:
-            return threshold
-    return THRESHOLDS[-1]
+                answer = str(model.classes_[best])
+                scored.append((answer, float(row[best]), answer == sample.label))
+    return scored
+
+
+def _precise_enough(answers: Sequence[bool]) -> bool:
+    return bool(answers) and wilson_lower(sum(answers), len(answers)) >= TARGET_PRECISION
+
+
+def class_thresholds(scored: Sequence[tuple[str, float, bool]], threshold: float) -> dict[str, float]:
+    """Lower thresholds for some causes, greedily: each step lowers the threshold of the one cause whose
+    lowering adds the most right answers, where the answers it adds are right at least TARGET_PRECISION
+    of the time and all answers together stay precise enough (Wilson's lower bound, as for the one
+    threshold). Some causes are told apart surely at a lower probability than others: a
+    missing compiler's words are its own, while two CUDA mismatches share theirs."""
+    chosen = {cause: threshold for cause, _, _ in scored}
+
+    def added(cause: str, low: float, high: float) -> list[bool]:
+        return [right for c, probability, right in scored if c == cause and low <= probability < high]
+
+    while True:
+        best: tuple[int, str, float] | None = None
+        for cause in sorted(chosen):
+            for lower in sorted((t for t in THRESHOLDS if t < chosen[cause]), reverse=True):
+                more = added(cause, lower, chosen[cause])
+                if not more or sum(more) < TARGET_PRECISION * len(more):
+                    continue
+                trial = {**chosen, cause: lower}
+                answers = [right for c, probability, right in scored if probability >= trial[c]]
+                if _precise_enough(answers) and (best is None or sum(more) > best[0]):
+                    best = (sum(more), cause, lower)
+        if best is None:
+            return {cause: t for cause, t in sorted(chosen.items()) if t < threshold}
+        chosen[best[1]] = best[2]
 
 
 def wilson_lower(right: int, answered: int, z: float = CONFIDENCE_Z) -> float:
@@ -148,7 +194,7 @@ def wilson_lower(right: int, answered: int, z: float = CONFIDENCE_Z) -> float:
     return (centre - spread) / (1 + z * z / n)
 
 
-def _export(vectorizer, model, corpus: str, threshold: float) -> dict:  # type: ignore[no-untyped-def]
+def _export(vectorizer, model, corpus: str, threshold: float, per_cause: dict[str, float]) -> dict:  # type: ignore[no-untyped-def]
     """The parts inference needs; words whose every coefficient rounds to nothing are left out."""
     import sklearn
 
@@ -166,6 +212,7 @@ def _export(vectorizer, model, corpus: str, threshold: float) -> dict:  # type: 
         "trained_with": f"scikit-learn {sklearn.__version__}",
         "corpus_hash": corpus,
         "threshold": threshold,
+        "class_thresholds": per_cause,
         "margin": MARGIN,
         "classes": [str(c) for c in model.classes_],
         "intercept": [round(float(x), 5) for x in model.intercept_],
@@ -176,9 +223,15 @@ def _export(vectorizer, model, corpus: str, threshold: float) -> dict:  # type: 
 
 
 def train(cases: Sequence[Case]) -> dict:
-    """The exported model for a corpus."""
-    samples = [s for case in cases for s in samples_of(case)]
+    """The exported model for a corpus (only labels the bundled knowledge can report)."""
+    causes = bundled().causes
+    samples = [s for case in cases for s in samples_of(case) if s.label in causes]
     return fit(samples, corpus_hash(cases))
+
+
+def training_cases(folders: Iterable[Path]) -> list[Case]:
+    """The cases of several folders, for `buildlog train DIR...`."""
+    return [case for folder in folders for case in iter_cases(folder)]
 
 
 def write_model(data: dict, path: Path) -> None:
