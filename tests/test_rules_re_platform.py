@@ -160,3 +160,29 @@ def test_cmake_s_unsuitable_cuda_version_is_cuda_too_old_and_other_packages_are_
 def test_docker_without_the_gpu_runtime_is_no_gpu_visible():
     log = '$ docker run --gpus all img\ndocker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].\n'
     assert _top(log)[0] == "no_gpu_visible"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "xcrun: error: invalid active developer path (/Library/Developer/CommandLineTools), missing xcrun at: "
+        "/Library/Developer/CommandLineTools/usr/bin/xcrun",
+        "C:\\Python311\\include\\pyconfig.h(59): fatal error C1083: Cannot open include file: 'io.h': No such file or directory",
+        "LINK : fatal error LNK1104: cannot open file 'kernel32.lib'",
+    ],
+)
+def test_a_compiler_without_its_system_headers_or_tools_is_a_missing_host_compiler(line):
+    assert _top(f"$ pip install fastkern\n{line}\n")[0] == "host_compiler_missing"
+
+
+def test_a_missing_cuda_header_on_windows_stays_a_toolkit_problem():
+    line = "csrc\\ops.cu(3): fatal error C1083: Cannot open include file: 'cuda_runtime.h': No such file or directory"
+    assert "host_compiler_missing" not in _causes(f"PS C:\\src> pip install .\n{line}\n")
+
+
+def test_a_wheel_for_another_python_is_no_matching_distribution_and_names_the_file():
+    wheel = "fastkern-1.0-cp39-cp39-win_amd64.whl"
+    cause, fix = _top(
+        f"PS C:\\src> pip install .\\{wheel}\nERROR: {wheel} is not a supported wheel on this platform.\n"
+    )
+    assert cause == "no_matching_distribution" and wheel in fix
