@@ -238,3 +238,18 @@ def test_only_a_command_anchor_starts_afresh_not_its_neighbours_in_the_plan():
     data = b"error: same\n+ pip install x\nerror: same\npip wheel y\nerror: same\n"
     got, _ = _lines(data, "plain", anchors=["error:", "pip", "+ pip install", "pip wheel "], resets=["+ pip install"], repeats=1)
     assert got == [1, 2, 3, 4]  # the error after `pip wheel` repeats one already taken since the command
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_anchor_inside_one_inside_another_is_still_reported(engine):
+    """`LLVM ERROR: out of memory` holds ` ERROR: `, which holds `ERROR: `: only the last is looked
+    for, and each line must still carry every anchor it holds, however deep the nesting."""
+    anchors = ["LLVM ERROR: out of memory", " ERROR: ", "ERROR: "]
+    data = b"ok\nLLVM ERROR: out of memory\nx ERROR: y\nERROR: z\n"
+    scanner = Scanner(anchors, after=0, engine=engine)
+    found = {c.number: c.anchors for c in scanner.scan(iter_chunks(io.BytesIO(data)), ScanSummary())}
+    assert found == {
+        2: frozenset(anchors),
+        3: frozenset({" ERROR: ", "ERROR: "}),
+        4: frozenset({"ERROR: "}),
+    }

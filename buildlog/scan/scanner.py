@@ -117,6 +117,8 @@ def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) ->
     kept = [a for j, a in enumerate(raw) if j not in implied]
     by = {}
     for j, i in implied.items():
+        while i in implied:  # A holds B holds C: A is looked for where C, the one kept, is found
+            i = implied[i]
         by.setdefault(raw[i], []).append(raw[j])
     return kept, by
 
