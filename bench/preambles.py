@@ -480,16 +480,16 @@ def generate_preambles(path: Path, size: int, seed: int = 1, causes: int | None 
             job = Job(rng, number, retry_of)
             style = rng.choice(STYLES)
             lines = job_lines(job, rng, incident)
-            # jobs run from a few KB to ~200 KB: near the end, a job that would overshoot by more than the
-            # log still falls short is left out (how large the log gets must not hang on the last draw)
-            if (
-                incident is None
-                and not pending
-                and out.bytes
-                and out.bytes + _approx_bytes(lines) - size > size - out.bytes
-            ):
-                number -= 1
-                break
+            # jobs run from a few KB to ~200 KB: near the end, a plain job that would pass the size carries
+            # the next incident still due instead, and one that would overshoot by more than the log still
+            # falls short is left out (how large the log gets must not hang on the last draws)
+            if incident is None and out.bytes and out.bytes + _approx_bytes(lines) > size:
+                if pending:
+                    incident = pending.pop(0)[1]
+                    lines = job_lines(job, rng, incident)
+                elif out.bytes + _approx_bytes(lines) - size > size - out.bytes:
+                    number -= 1
+                    break
             _write_job(out, lines, style, rng, clock, truth)
             retry_of = number if incident else None
     truth.lines, truth.bytes, truth.attempts = out.lines, out.bytes, number
