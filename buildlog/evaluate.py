@@ -84,11 +84,15 @@ def _incident_problems(expected: list[ExpectedIncident], report: Report) -> list
 
 
 def evaluate(cases: Iterable[Case], analyze: Analyzer) -> EvalResult:
-    """Run every case and tally."""
+    """Run every case and tally; a paste whose thread never named a cause is counted, not judged."""
     results: list[CaseResult] = []
     counts: dict[str, Counter[str]] = {}
     confusion: Counter[tuple[str, str]] = Counter()
+    undiagnosed = 0
     for case in cases:
+        if not case.sidecar.diagnosed:
+            undiagnosed += 1
+            continue
         result = check_case(case, analyze(case))
         results.append(result)
         expected = set(case.sidecar.causes) - {"unknown"}
@@ -97,7 +101,7 @@ def evaluate(cases: Iterable[Case], analyze: Analyzer) -> EvalResult:
             tally = counts.setdefault(cause, Counter())
             tally["tp" if cause in expected and cause in predicted else "fn" if cause in expected else "fp"] += 1
         confusion[(_primary(case.sidecar.causes), _primary(result.predicted))] += 1
-    return EvalResult(results, counts, confusion)
+    return EvalResult(results, counts, confusion, undiagnosed)
 
 
 def _primary(causes: list[str]) -> str:

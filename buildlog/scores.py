@@ -29,6 +29,7 @@ class EvalResult:
     results: list[CaseResult]
     counts: dict[str, Counter[str]]
     confusion: Counter[tuple[str, str]]
+    undiagnosed: int = 0  # cases whose thread never named a cause: left out, since no answer is known
 
     @property
     def misses(self) -> list[CaseResult]:

@@ -129,3 +129,24 @@ def test_real_pastes_are_whole_cases_with_their_source():
         assert all(any(k in line for line in text.splitlines()) for k in side.key_lines), case.slug
         for host in ("pypi.org", "pythonhosted.org", "deb.debian.org", "registry.npmjs.org"):
             assert host not in text, f"{case.slug}: registry host {host} not replaced"
+
+
+def test_eval_counts_a_paste_whose_thread_never_named_a_cause_but_does_not_judge_it(tmp_path):
+    """A paste labelled unknown for want of a diagnosis is left out of eval's tally (as the holdout
+    leaves it out of top-1) and said to be; a diagnosed one beside it is judged as before."""
+    import json
+
+    from click.testing import CliRunner
+
+    from buildlog.cli import main
+
+    undiagnosed = next(c for c in PASTED if not c.sidecar.diagnosed)
+    diagnosed = next(c for c in PASTED if c.sidecar.diagnosed and c.sidecar.outcome == "failure")
+    for case in (undiagnosed, diagnosed):
+        for suffix in (".log", ".toml"):
+            (tmp_path / f"{case.slug}{suffix}").write_bytes(case.log_path.with_suffix(suffix).read_bytes())
+    data = json.loads(CliRunner().invoke(main, ["eval", str(tmp_path), "--format", "json"]).output)
+    assert data["cases"] == 1 and data["undiagnosed"] == 1
+    assert undiagnosed.slug not in {m["case"] for m in data["misses"]}
+    text = CliRunner().invoke(main, ["eval", str(tmp_path)]).output
+    assert "left out: 1 whose thread never named a cause" in text.splitlines()[0]

@@ -11,7 +11,8 @@ def render_eval_text(result: EvalResult, title: str = "") -> str:
     total = len(result.results)
     passed = total - len(result.misses)
     out = [
-        f"{title}{passed}/{total} cases pass",
+        f"{title}{passed}/{total} cases pass"
+        + (f" (left out: {result.undiagnosed} whose thread never named a cause)" if result.undiagnosed else ""),
         "",
         f"{'cause':32} {'precision':>9} {'recall':>7} {'tp':>4} {'fp':>4} {'fn':>4}",
     ]
@@ -34,6 +35,7 @@ def render_eval_json(result: EvalResult) -> str:
     data = {
         "cases": len(result.results),
         "passed": len(result.results) - len(result.misses),
+        "undiagnosed": result.undiagnosed,
         "causes": {
             c: {"precision": result.precision(c), "recall": result.recall(c), **result.counts[c]}
             for c in sorted(result.counts)
