@@ -217,11 +217,8 @@ def render_reports(
 def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
     """Print one report, or a list of reports, on stdout in the chosen format."""
     reports = report if isinstance(report, list) else [report]
-    if fmt == "gitlab":
+    if fmt != "terminal":  # colour and width matter to gitlab's alone
         sys.stdout.write(render_reports(reports, fmt, color, width))
-        return
-    if fmt != "terminal":
-        sys.stdout.write(render_reports(reports, fmt))
         return
     from buildlog.render.terminal import render_terminal
 
