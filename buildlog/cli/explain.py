@@ -109,12 +109,10 @@ def explain(
 
 def _not_urls(logs: tuple[str, ...]) -> tuple[str, ...]:
     """The LOG arguments; one that is a URL, not a file, is told to come with --url."""
-    from buildlog.ingest.reader import URL
+    from buildlog.ingest.reader import URL, shown_url
 
     for log in logs:
         if URL.match(log) and not os.path.exists(log):
-            from buildlog.cli.fetch import shown_url
-
             raise BuildlogError(f"{shown_url(log)} is a URL: give it as --url to download it (https, at most 64 MiB), "
                                 "or save the log first and give the file")  # fmt: skip
     return logs
