@@ -35,7 +35,7 @@ from typing import Any
 
 from buildlog import __version__
 from buildlog.errors import BuildlogError
-from buildlog.ingest.reader import shown_url
+from buildlog.ingest.reader import netloc, shown_url
 
 MIB = 1024 * 1024
 DEFAULT_LIMIT_MIB = 64
@@ -99,7 +99,7 @@ def fetch(url: str, limit: int = DEFAULT_LIMIT_MIB * MIB, timeout: float = DEFAU
     shown = shown_url(url)
     parts = check_url(url, shown)
     clean = urllib.parse.urlunsplit(
-        (parts.scheme, _netloc(parts), parts.path or "/", parts.query, "")
+        (parts.scheme, netloc(parts), parts.path or "/", parts.query, "")
     )  # no user, password or fragment on the wire's request line
     request = urllib.request.Request(
         clean,
@@ -142,13 +142,6 @@ def fetch(url: str, limit: int = DEFAULT_LIMIT_MIB * MIB, timeout: float = DEFAU
         raise BuildlogError(f"{where}: the server sent a web page, not a log; give the URL of the raw log "
                             "(GitHub: gh run view RUN_ID --log-failed > build.log; GitLab: the job's /raw URL)")  # fmt: skip
     return Download(shown, data)  # named as the user gave it (masked), not where it was redirected
-
-
-def _netloc(parts: urllib.parse.SplitResult) -> str:
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    return host + (f":{parts.port}" if parts.port else "")
 
 
 def _read(response: Any, limit: int, deadline: float, where: str, timeout: float) -> bytes:

@@ -206,14 +206,19 @@ def shown_url(url: str) -> str:
     """The URL without what could be a secret: user and password, query values, the fragment."""
     try:
         parts = urllib.parse.urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
+        where = netloc(parts)
     except ValueError:
         return "<a URL that cannot be read>"
-    if ":" in host:
-        host = f"[{host}]"
     user = "***@" if parts.username is not None or parts.password is not None else ""
     query = "&".join(
         f"{key}=***" if value else key for key, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     )
-    return f"{parts.scheme}://{user}{host}{port}{parts.path}" + (f"?{query}" if query else "")
+    return f"{parts.scheme}://{user}{where}{parts.path}" + (f"?{query}" if query else "")
+
+
+def netloc(parts: urllib.parse.SplitResult) -> str:
+    """HOST[:PORT] of a URL, without user or password (an IPv6 host in brackets); ValueError: a bad port."""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    return host + (f":{parts.port}" if parts.port else "")
