@@ -51,9 +51,6 @@ def unpadded(text: str) -> str:
     return _TRAILING.sub(r"\1", text)
 
 
-BLOCKS = ("narrative", "timeline", "solved", "causes", "relevant", "risks", "contradictions", "similar", "facts")
-
-
 def blocks(report: Report) -> list[tuple[str, RenderableType]]:
     """The report's blocks after the header, in order and named (the GitLab renderer folds some)."""
     made = {
@@ -61,7 +58,7 @@ def blocks(report: Report) -> list[tuple[str, RenderableType]]:
         "relevant": _relevant, "risks": _risks, "contradictions": _contradictions, "similar": _similar,
         "facts": _facts,
     }  # fmt: skip
-    found = ((name, made[name](report)) for name in BLOCKS)
+    found = ((name, make(report)) for name, make in made.items())
     return [(name, block) for name, block in found if block is not None]
 
 
@@ -150,7 +147,7 @@ def _cause(n: int, cause: RootCause, note: str) -> RenderableType:
     if cause.evidence:
         parts += [Text("Evidence", style="bold"), evidence(cause.evidence)]
     if cause.fix:
-        parts += [Text("Fix", style="bold"), _fix(cause.fix, 2)]
+        parts.append(fix(cause.fix))
     return Group(*parts)
 
 
