@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from buildlog.mask import Mask
 
 
+# The most sets of anchors whose records are remembered (Knowledge._records).
+ANCHOR_SETS = 4096
+
+
 class AnchorPlan(NamedTuple):
     """What the scanner looks for: every anchor, the budgeted ones, and which records use each.
 
@@ -94,20 +98,32 @@ class Knowledge:
             out[kind] = {a: tuple(ids) for a, ids in index.items()}
         return out
 
-    def rules_for(self, anchors: Iterable[str]) -> list[Rule]:
+    def rules_for(self, anchors: Iterable[str]) -> tuple[Rule, ...]:
         """The rules that use any of these anchors (the scanner's anchors of a line), in order."""
-        return [self.rules[i] for i in self._indices("rules", anchors)]
+        return self._records("rules", self.rules, anchors)
 
-    def facts_for(self, anchors: Iterable[str]) -> list[FactPattern]:
-        return [self.facts[i] for i in self._indices("facts", anchors)]
+    def facts_for(self, anchors: Iterable[str]) -> tuple[FactPattern, ...]:
+        return self._records("facts", self.facts, anchors)
 
-    def stages_for(self, anchors: Iterable[str]) -> list[StageMarker]:
-        return [self.stages[i] for i in self._indices("stages", anchors)]
+    def stages_for(self, anchors: Iterable[str]) -> tuple[StageMarker, ...]:
+        return self._records("stages", self.stages, anchors)
 
-    def _indices(self, kind: str, anchors: Iterable[str]) -> list[int]:
-        index = self._by_anchor[kind]
-        found = {i for a in anchors for i in index.get(a, ())}
-        return sorted(found)
+    def _records(self, kind: str, records: tuple[Any, ...], anchors: Iterable[str]) -> tuple[Any, ...]:
+        """The records of `kind` that use any of the anchors, in order. A log's lines carry a few
+        distinct sets of anchors (a frozenset each, one object per set from the scanner), and every
+        event is asked about by several stages: each set is looked up once."""
+        key = (kind, anchors) if isinstance(anchors, frozenset) else None
+        found = self._found.get(key) if key is not None else None
+        if found is None:
+            index = self._by_anchor[kind]
+            found = tuple(records[i] for i in sorted({i for a in anchors for i in index.get(a, ())}))
+            if key is not None and len(self._found) < ANCHOR_SETS:
+                self._found[key] = found
+        return found
+
+    @cached_property
+    def _found(self) -> dict[tuple[str, frozenset[str]], tuple[Any, ...]]:
+        return {}
 
     def parser(self, name: str) -> Lark:
         """The LALR parser of one grammar, built from the artefact's tables when first asked for."""
