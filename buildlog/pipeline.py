@@ -120,7 +120,7 @@ def scan_and_parse(
     wide = _Following(knowledge)
     events = []
     unread = _Unread(knowledge, wide)
-    memo: dict[tuple[str, int], Event] = {}
+    memo: dict[str, Event] = {}
     neighbours: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
     for cand in scanner.scan(chunks, summary):
         event = _event(cand, knowledge, wide, memo, neighbours)
@@ -138,7 +138,7 @@ def _event(
     cand: Candidate,
     knowledge: Knowledge,
     wide: _Following,
-    memo: dict[tuple[str, int], Event],
+    memo: dict[str, Event],
     neighbours: dict[tuple[bytes, ...], tuple[bytes, ...]],
 ) -> Event:
     text = clean_line(cand.raw)

@@ -149,7 +149,7 @@ def parse_line(
     cleaned: str,
     after: After = _NOTHING_AFTER,
     anchors: frozenset[str] = frozenset(),
-    memo: dict[tuple[str, int], Event] | None = None,
+    memo: dict[str, Event] | None = None,
 ) -> Event:
     """Parse one cleaned line; the first grammar that accepts it names the event.
 
@@ -160,14 +160,13 @@ def parse_line(
     text = cleaned.lstrip()
     indent = len(cleaned) - len(text)
     if memo is not None:
-        seen = memo.get((text, indent))
+        seen = memo.get(cleaned)
         if seen is not None:
             return Event(seen.kind, number, seen.text, indent, seen.fields, after, seen.commands, anchors)
     event = _parse(knowledge, number, text, indent, after, anchors)
+    # Not a `\\` continuation (its text took the lines after), nor one of a flood's errors.
     if memo is not None and len(memo) < MEMO_SIZE and event.kind is not EventKind.DIAGNOSTIC and event.text is text:
-        memo[(text, indent)] = (
-            event  # not a `\\` continuation (its text took the lines after), nor one of a flood's errors
-        )
+        memo[cleaned] = event
     return event
 
 
