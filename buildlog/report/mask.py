@@ -46,19 +46,18 @@ def _same(before: dict[Any, Any], after: dict[Any, Any]) -> bool:
 
 
 def _model(model: Frozen, mask: Mask) -> Frozen:
+    command, env = getattr(model, "command", None), getattr(model, "env", None)
+    with_env = isinstance(command, str) and isinstance(env, dict)  # an attempt: its env is masked with its command
     changes = {}
     for name in type(model).model_fields:
         value = getattr(model, name)
-        masked = _walk(value, mask)
+        masked = value if with_env and name == "env" else _walk(value, mask)
         if masked is not value:
             changes[name] = masked
-    command, env = getattr(model, "command", None), getattr(model, "env", None)
-    if isinstance(command, str) and isinstance(env, dict):
+    if with_env:
         masked_env = _env_of(env, command, changes.get("command", command), mask)
         if not _same(env, masked_env):
             changes["env"] = masked_env
-        else:
-            changes.pop("env", None)
     return model.model_copy(update=changes) if changes else model
 
 
