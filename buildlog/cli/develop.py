@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from buildlog.cli.base import (
     friendly,
     main,
 )  # fmt: skip
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @main.command("eval")
@@ -86,9 +90,7 @@ def train(folders: tuple[str, ...], output: str | None) -> None:
 
     cases = training_cases(Path(f) for f in folders)
     data = fit_corpus(cases)
-    import buildlog.knowledge
-
-    target = Path(output) if output else Path(buildlog.knowledge.__file__).resolve().parent / "classifier.json"
+    target = Path(output) if output else _classifier_path()
     write_model(data, target)
     words = data["vocabulary"].count("\n") + 1 if data["vocabulary"] else 0
     click.echo(
@@ -190,7 +192,8 @@ def rebuild(folder: str | None, check: bool) -> None:
         click.echo(f"{index.default_index_path()}: {len(built['cases'])} cases")
 
 
-def _classifier_path():  # type: ignore[no-untyped-def]
+def _classifier_path() -> Path:
+    """The package's own classifier.json, where `train` writes by default."""
     from pathlib import Path
 
     import buildlog.knowledge
@@ -198,7 +201,7 @@ def _classifier_path():  # type: ignore[no-untyped-def]
     return Path(buildlog.knowledge.__file__).resolve().parent / "classifier.json"
 
 
-def _classifier_current(folder) -> bool:  # type: ignore[no-untyped-def]
+def _classifier_current(folder: Path) -> bool:
     """Whether the bundled classifier was trained on this corpus folder as it is."""
     import json
 
