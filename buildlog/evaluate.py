@@ -115,13 +115,14 @@ def evaluate_model(cases: list[Case]) -> EvalResult:
     """
     from buildlog.learn.training import cross_validate, samples_of
 
-    models = cross_validate(cases)
+    per_case = {c.slug: samples_of(c) for c in cases}  # each case analysed once, for training and judging
+    models = cross_validate(cases, samples=per_case)
     results: list[CaseResult] = []
     counts: dict[str, Counter[str]] = {}
     confusion: Counter[tuple[str, str]] = Counter()
     for case in cases:
         model = models.get(case.slug)
-        for sample in samples_of(case):
+        for sample in per_case[case.slug]:
             prediction = model.predict(list(sample.lines)) if model else None
             got = prediction.cause if prediction and prediction.confident else "unknown"
             result = CaseResult(f"{case.slug}:{sample.label}", [sample.label], [got], "failure")

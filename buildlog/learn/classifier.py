@@ -139,7 +139,9 @@ def pack_floats(values: Sequence[float], kind: str = "f") -> str:
     return base64.b64encode(packed.tobytes()).decode("ascii")
 
 
-_MODELS: dict[int, LinearModel] = {}
+# id(data) -> (data, its model): the data is held with its model, so that its id is not given to
+# another object while the entry lasts (holdout builds a classifier per fold and lets each go).
+_MODELS: dict[int, tuple[Mapping[str, Any], LinearModel]] = {}
 
 
 def model_of(data: Mapping[str, Any] | None) -> LinearModel | None:
@@ -147,5 +149,5 @@ def model_of(data: Mapping[str, Any] | None) -> LinearModel | None:
     if data is None:
         return None
     if id(data) not in _MODELS:
-        _MODELS[id(data)] = model_from_dict(dict(data))
-    return _MODELS[id(data)]
+        _MODELS[id(data)] = (data, model_from_dict(dict(data)))
+    return _MODELS[id(data)][1]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -238,10 +238,13 @@ def write_model(data: dict, path: Path) -> None:
     path.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n", "utf-8")
 
 
-def cross_validate(cases: Sequence[Case], folds: int = 5) -> dict[str, LinearModel | None]:
-    """For each case, a model trained without it (k folds over cases, in a fixed order)."""
+def cross_validate(
+    cases: Sequence[Case], folds: int = 5, samples: Mapping[str, Sequence[Sample]] | None = None
+) -> dict[str, LinearModel | None]:
+    """For each case, a model trained without it (k folds over cases, in a fixed order); `samples`:
+    each case's samples_of, when the caller has them already."""
     ordered = sorted(cases, key=lambda c: hashlib.sha256(c.slug.encode()).hexdigest())
-    per_case = {c.slug: samples_of(c) for c in ordered}
+    per_case = samples if samples is not None else {c.slug: samples_of(c) for c in ordered}
     out: dict[str, LinearModel | None] = {}
     for k in range(folds):
         held = [c for i, c in enumerate(ordered) if i % folds == k]

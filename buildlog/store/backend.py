@@ -180,8 +180,8 @@ def remasked(row: dict[str, Any], mask: Callable[[str], str]) -> dict[str, Any]:
                 changed["fingerprint"] = fingerprint(masked, row["cause"])
                 changed["shape"] = fingerprint(masked)
     try:
-        text = gzip.decompress(bytes(row["log"] or b"")).decode("utf-8")
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError):
+        text: str | None = unpack_log(row["log"], "")
+    except BuildlogError:
         text = None  # a damaged log stays as it is; reading it says so
     if text is not None:
         masked_log = mask(text)
