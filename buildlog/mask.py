@@ -281,11 +281,6 @@ _ESCAPES = re.compile(
 # NULs (a UTF-16 log read as bytes) and byte-order marks are dropped too.
 _DROPPED = {0: None, 0xFEFF: None}
 _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
-_PRIVATE_KEY_BEGIN = re.compile(r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-# A line of a key block: base64, or a PEM header such as Proc-Type: 4,ENCRYPTED.
-_KEY_LINE = re.compile(
-    r"[ \t]{0,16}(?:[A-Za-z0-9+/=]{1,128}|(?:Proc-Type|DEK-Info|Comment|Version):[^\n]{0,200})?[ \t]{0,16}"
-)
 
 
 def _strip_codes(text: str) -> str:
@@ -345,25 +340,6 @@ class Mask:
         if not spans:
             return text
         return _replace(clean, spans)
-
-    def lines(self, lines: Iterable[str]) -> Iterator[str]:
-        """Mask line by line, also where a private key block is cut into its lines: after a
-        `-----BEGIN ... PRIVATE KEY-----` line, each line that looks like key material (base64,
-        PEM headers) is masked whole, up to the `-----END` line."""
-        in_key = False
-        for line in lines:
-            clean = _strip_codes(line) if ("\x1b" in line or "\x00" in line) else line
-            if in_key:
-                body = clean.rstrip("\r\n")
-                if "-----END" not in body and _KEY_LINE.fullmatch(body):
-                    yield MASK + clean[len(body) :] if body.strip() else clean
-                    continue
-                in_key = False
-            masked = self(line)
-            begin = _PRIVATE_KEY_BEGIN.search(clean) if "PRIVATE KEY" in clean else None
-            if begin is not None and "-----END" not in clean[begin.end() :]:
-                in_key = True
-            yield masked
 
 
 def _gates(hints: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
