@@ -305,13 +305,14 @@ class Segmenter:
     def _command(self, event: Event) -> None:
         self.ci_header = event.fields.get("gh_step") is not None
         builds: list[SimpleCommand] = []
+        sets_environment = False
         for cmd in event.commands:
-            self._track_env(cmd)
+            sets_environment |= self._track_env(cmd)
             part = build_part(cmd) or (cmd if is_check_command(cmd) else None)
             if part is not None:
                 builds.append(part)
         if not builds:
-            if any(_sets_environment(c) for c in event.commands) and self.setup_from is None:
+            if sets_environment and self.setup_from is None:
                 self.setup_from = event.line  # `export CUDA_HOME=...` before the next try belongs to it
             return
         build = builds[-1]  # in `pip install helpers && pip install thing`, the last one is the point
@@ -334,33 +335,28 @@ class Segmenter:
         self.spans.append(span)
         return span
 
-    def _track_env(self, cmd: SimpleCommand) -> None:
+    def _track_env(self, cmd: SimpleCommand) -> bool:
+        """Follow what a command does to the environment; True when it sets or changes it."""
         argv = cmd.argv
         if argv[:1] == ("export",) or (not argv and cmd.env):
             self.env.update(cmd.env)
         elif len(argv) >= 2 and argv[0] in ("source", ".") and argv[1].endswith("/activate"):
             self.venv = argv[1].rsplit("/bin/activate", 1)[0]
-        elif len(argv) >= 3 and argv[0] in ("conda", "mamba", "micromamba") and argv[1] == "activate":
-            self.venv = argv[2]
+        elif argv[1:2] == ("activate",) and argv[0] in ("conda", "mamba", "micromamba"):
+            if len(argv) >= 3:  # a bare `conda activate` is the base environment: no venv named
+                self.venv = argv[2]
         elif argv[:1] == ("deactivate",) or argv[:2] in (("conda", "deactivate"), ("mamba", "deactivate")):
             self.venv = None
         elif argv[:1] == ("unset",):
             for name in argv[1:]:
                 self.env.pop(name, None)
+        else:
+            return False
+        return True
 
     def finish(self, last_line: int) -> list[Span]:
         self.spans[-1].end = last_line
         return self.spans
-
-
-def _sets_environment(cmd: SimpleCommand) -> bool:
-    argv = cmd.argv
-    return (
-        argv[:1] in (("export",), ("unset",), ("deactivate",))
-        or (not argv and bool(cmd.env))
-        or (len(argv) >= 2 and argv[0] in ("source", ".") and argv[1].endswith("/activate"))
-        or argv[:2] in (("conda", "activate"), ("mamba", "activate"), ("conda", "deactivate"))
-    )
 
 
 def _pip_final(event: Event) -> bool:

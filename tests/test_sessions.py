@@ -193,6 +193,14 @@ def test_activating_a_venv_is_said_so():
     assert r.incidents[0].resolved_by.change == "activated the venv ~/ml-env"
 
 
+def test_activating_an_environment_before_a_try_belongs_to_that_try():
+    """Every form that sets the environment (micromamba and mamba too, a bare `conda activate`)
+    opens the set-up of the next attempt: the attempt before ends above it."""
+    for setup in ("micromamba activate ml", "mamba deactivate", "conda activate", "export MAX_JOBS=2"):
+        r = report(f"$ pip install flash-attn\n{ISOLATION}$ {setup}\n$ pip install -v flash-attn\n{SUCCESS}")
+        assert [(a.line, a.end_line) for a in r.attempts] == [(1, 3), (5, 6)], setup
+
+
 def test_changes_that_cannot_bear_on_the_cause_are_not_listed():
     r = report(
         f"$ pip install flash-attn\n{ISOLATION}"
