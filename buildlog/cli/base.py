@@ -203,15 +203,18 @@ def render_reports(
         return "\n".join(render_markdown(r) for r in reports)
     import io
 
+    console = _console(color, width or 100, file=io.StringIO())
+    _terminal(reports, console)
+    return console.file.getvalue()
+
+
+def _terminal(reports: list[Any], console: Any) -> None:
     from buildlog.render.terminal import render_terminal
 
-    buffer = io.StringIO()
-    console = _console(color, width or 100, file=buffer)
     for n, report in enumerate(reports):
         if n:
-            buffer.write("\n")
+            console.file.write("\n")
         render_terminal(report, console)
-    return buffer.getvalue()
 
 
 def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
@@ -220,13 +223,7 @@ def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
     if fmt != "terminal":  # colour and width matter to gitlab's alone
         sys.stdout.write(render_reports(reports, fmt, color, width))
         return
-    from buildlog.render.terminal import render_terminal
-
-    console = _console(color, width)
-    for n, one in enumerate(reports):
-        if n:
-            sys.stdout.write("\n")
-        render_terminal(one, console)
+    _terminal(reports, _console(color, width))
 
 
 def gitlab_color(color: bool | None) -> bool:
@@ -331,12 +328,9 @@ def rules_option(func: F) -> F:
     )(func)  # fmt: skip
 
 
-def analyse_log(
-    log: str, redact_paths: bool = False, rules: tuple[str, ...] = (), store: Any = None, recall: Any = None
-) -> Any:
-    """Open a log and run the pipeline over it with this run's settings (`store`: for seen-before)."""
-    from buildlog.ingest.reader import open_source
-    from buildlog.pipeline import Options, trace
+def _prepared(redact_paths: bool, rules: tuple[str, ...], store: Any, recall: Any = None) -> tuple[Any, Any, Any]:
+    """This run's knowledge, "seen before" (from `store`, unless it is False) and pipeline options."""
+    from buildlog.pipeline import Options
 
     chosen = settings()
     knowledge = knowledge_with(chosen, rules)
@@ -348,14 +342,27 @@ def analyse_log(
         redact_paths=redact_paths or chosen.redact_paths, engine=chosen.engine, cache=chosen.cache,
         progress=sys.stderr.isatty(),
     )  # fmt: skip
+    return knowledge, recall, options
+
+
+def _note(recall: Any) -> None:
+    note = getattr(recall, "note", "")
+    if note:
+        click.echo(f"buildlog: {note}", err=True)
+
+
+def analyse_log(log: str, rules: tuple[str, ...] = (), recall: Any = None) -> Any:
+    """Open one log and run the pipeline over it with this run's settings (`recall`: for seen-before)."""
+    from buildlog.ingest.reader import open_source
+    from buildlog.pipeline import trace
+
+    knowledge, recall, options = _prepared(False, rules, None, recall)
     if log == "-" and _stdin_waits():
         click.echo(STDIN_HINT, err=True)
     source = open_source(log)
     with source.stream:
         analysis = trace(source, knowledge, recall, options)
-    note = getattr(recall, "note", "")
-    if note:
-        click.echo(f"buildlog: {note}", err=True)
+    _note(recall)
     return analysis
 
 
@@ -381,27 +388,14 @@ def analyse_logs(
     quiet: bool = False,
 ) -> list[Any]:
     """Every log the paths hold (a zip archive: each of its logs), analysed in order."""
-    from buildlog.pipeline import Options
-
-    chosen = settings()
-    knowledge = knowledge_with(chosen, rules)
-    recall = None
-    if store is not False:
-        from buildlog.store.similar import PastFailures
-
-        recall = PastFailures(recall_store(store or chosen.store))
-    options = Options(
-        redact_paths=redact_paths or chosen.redact_paths, engine=chosen.engine, cache=chosen.cache,
-        progress=sys.stderr.isatty(),
-    )  # fmt: skip
     from buildlog import analyses as each_log
 
+    knowledge, recall, options = _prepared(redact_paths, rules, store)
     if "-" in logs and not quiet and _stdin_waits():
         click.echo(STDIN_HINT, err=True)
     analyses = list(each_log(logs, knowledge, recall, options))
-    note = getattr(recall, "note", "")
-    if note and not quiet:
-        click.echo(f"buildlog: {note}", err=True)
+    if not quiet:
+        _note(recall)
     return analyses
 
 
