@@ -6,6 +6,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -103,29 +105,21 @@ def _write_line(out: Any, line: dict[str, Any]) -> None:
         out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
-class _bar:
+@contextmanager
+def _bar(on: bool, total: int, forced: bool = False) -> Iterator[Callable[[], None]]:
     """A rich progress bar on stderr, or nothing; `with _bar(on, total) as advance: advance()`."""
+    if not on:
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    def __init__(self, on: bool, total: int, forced: bool = False) -> None:
-        self.on, self.total, self.forced, self.progress, self.task = on, total, forced, None, None
-
-    def __enter__(self) -> Any:
-        if not self.on:
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self.progress = Progress(
-            TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=Console(stderr=True, force_terminal=True if self.forced else None), transient=True,
-        )  # fmt: skip
-        self.progress.start()
-        self.task = self.progress.add_task("scan", total=self.total)
-        return lambda: self.progress.advance(self.task)  # type: ignore[union-attr]
-
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+    with Progress(
+        TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=Console(stderr=True, force_terminal=True if forced else None), transient=True,
+    ) as progress:  # fmt: skip
+        task = progress.add_task("scan", total=total)
+        yield lambda: progress.advance(task)
 
 
 def _report(summary: Any, fmt: str, wall: float, jobs: int, top: int, added: int, where: str, to_stderr: bool) -> None:
