@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from buildlog.report.schema import Attempt, Check, Contradiction, Facts, Incident, Report, RootCause, Similar
+from buildlog.report.schema import Attempt, Contradiction, Facts, Incident, Report, RootCause, Similar
 
 OUTCOME_WORDS = {"success": "succeeded", "failure": "failed", "unknown": "ended unclear"}
 STATUS_MARKS = {"failure": "✗", "success": "✓", "unknown": "?", "empty": "·"}
@@ -17,14 +17,6 @@ def attempt_summary(attempt: Attempt, report: Report) -> str:
     if attempt.outcome == "success" and attempt.checks and attempt.checks[-1].outcome == "failed":
         return f"built, but its check failed: {', '.join(causes)}" if causes else "built, but its check failed"
     return f"{words}: {', '.join(causes)}" if causes else words
-
-
-CHECK_WORDS = {"passed": "passed", "failed": "failed"}
-
-
-def check_summary(check: Check) -> str:
-    """`check passed` / `check failed`: a check is not an attempt, it tells whether what was built works."""
-    return f"check {CHECK_WORDS[check.outcome]}"
 
 
 def incident_summary(incident: Incident) -> str:
@@ -55,34 +47,25 @@ def repeats_note(report: Report) -> str:
 
 def fact_pairs(facts: Facts) -> list[tuple[str, str]]:
     """The facts worth showing, as (label, value) in a fixed order."""
-    pairs: list[tuple[str, str]] = []
 
-    def add(label: str, value: str | None) -> None:
-        if value:
-            pairs.append((label, value))
+    def the(name: str) -> str | None:
+        fact = getattr(facts, name)
+        return fact.value if fact else None
 
-    add("nvcc (CUDA)", facts.nvcc.value if facts.nvcc else None)
-    add("CUDA_HOME", facts.cuda_home.value if facts.cuda_home else None)
-    torch = facts.torch.value if facts.torch else None
+    torch = the("torch")
     if facts.torch_cuda:
         torch = f"{torch or '?'} (CUDA {facts.torch_cuda.value})"
-    add("torch", torch)
-    driver = facts.driver.value if facts.driver else None
+    driver = the("driver")
     if driver and facts.driver_cuda:
         driver += f" (up to CUDA {facts.driver_cuda.value})"
-    add("driver", driver)
-    add("GPUs", ", ".join(g.value for g in facts.gpus))
-    add("gcc", facts.gcc.value if facts.gcc else None)
-    add("python", facts.python.value if facts.python else None)
-    add("venv", facts.venv.value if facts.venv else None)
-    add("MAX_JOBS", facts.max_jobs.value if facts.max_jobs else None)
-    add("TORCH_CUDA_ARCH_LIST", facts.arch_list.value if facts.arch_list else None)
-    add("arch flags", ", ".join(g.value for g in facts.gencode))
-    add("RAM (GB)", facts.ram_gb.value if facts.ram_gb else None)
-    add("cores", facts.cores.value if facts.cores else None)
-    for name, value in facts.packages.items():
-        add(name, value.value)
-    return pairs
+    pairs = [
+        ("nvcc (CUDA)", the("nvcc")), ("CUDA_HOME", the("cuda_home")), ("torch", torch), ("driver", driver),
+        ("GPUs", ", ".join(g.value for g in facts.gpus)), ("gcc", the("gcc")), ("python", the("python")),
+        ("venv", the("venv")), ("MAX_JOBS", the("max_jobs")), ("TORCH_CUDA_ARCH_LIST", the("arch_list")),
+        ("arch flags", ", ".join(g.value for g in facts.gencode)), ("RAM (GB)", the("ram_gb")), ("cores", the("cores")),
+        *((name, value.value) for name, value in facts.packages.items()),
+    ]  # fmt: skip
+    return [(label, value) for label, value in pairs if value]
 
 
 CONTRADICTED = {

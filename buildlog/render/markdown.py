@@ -5,7 +5,6 @@ from __future__ import annotations
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
-    check_summary,
     contradiction_lines,
     fact_pairs,
     fix_parts,
@@ -55,7 +54,7 @@ def _timeline(report: Report) -> list[str]:
     out = ["", "### Timeline", "", "| # | line | command | outcome |", "|---|---|---|---|"]
     for a in report.attempts:
         out.append(f"| {a.number} | {a.line} | `{_cell(a.command)}` | {attempt_summary(a, report)} |")
-        out += [f"| └ | {c.line} | `{_cell(c.command)}` | {check_summary(c)} |" for c in a.checks]
+        out += [f"| └ | {c.line} | `{_cell(c.command)}` | check {c.outcome} |" for c in a.checks]
     solved = {c.id for c, _, _ in solved_summaries(report)}
     listed = [i for i in report.incidents if i.cause not in solved]  # solved ones have their own section
     if listed:

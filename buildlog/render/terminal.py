@@ -15,7 +15,6 @@ from rich.text import Text
 from buildlog.render.common import (
     STATUS_MARKS,
     attempt_summary,
-    check_summary,
     contradiction_lines,
     fact_pairs,
     fix_parts,
@@ -91,7 +90,7 @@ def _timeline(report: Report) -> RenderableType | None:
             mark = "green" if check.outcome == "passed" else "red"
             table.add_row(
                 Text(""), Text(f"line {check.line}", style="dim"), Text(f"└ {check.command}", overflow="fold", style="dim"),
-                Text(check_summary(check), style=mark),
+                Text(f"check {check.outcome}", style=mark),
             )  # fmt: skip
     lines: list[RenderableType] = [_section("Timeline"), table]
     solved = {c.id for c, _, _ in solved_summaries(report)}
