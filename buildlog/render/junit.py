@@ -35,52 +35,25 @@ def _cause_text(cause: RootCause) -> str:
 
 
 def _risks_text(report: Report) -> str:
-    if not report.risks:
-        return ""
-    lines = ["Risks:"]
-    for risk in report.risks:
-        lines.append(f"  ! {risk.title}" + (f": {risk.consequence}" if risk.consequence else ""))
-    return "\n".join(lines)
+    lines = [f"  ! {risk.title}" + (f": {risk.consequence}" if risk.consequence else "") for risk in report.risks]
+    return "\n".join(["Risks:", *lines]) if lines else ""
 
 
-def _cases(report: Report) -> list[tuple[str, RootCause | None, list[RootCause], bool]]:
-    """(name, first cause, causes, failed) for each test case of a report."""
+def _cases(report: Report) -> list[tuple[str, int | None, RootCause | None, list[RootCause], bool]]:
+    """(name, attempt number or None for the whole log, first cause, causes, failed) for each test case."""
+    whole = list(report.root_causes) if report.status == "failure" else []
     if not report.attempts:
-        failed = report.status == "failure"
-        causes = list(report.root_causes) if failed else []
-        return [(f"{report.source}", causes[0] if causes else None, causes, failed)]
+        return [(report.source, None, whole[0] if whole else None, whole, report.status == "failure")]
     cases = []
     for attempt in report.attempts:
         causes = [c for c in report.root_causes if attempt.number in c.attempts]
         # An attempt that failed in a session that then succeeded is history, not a failure now.
         failed = attempt.outcome == "failure" and report.status != "success"
         name = f"attempt {attempt.number} (line {attempt.line}): {attempt.command} - {OUTCOME_WORDS[attempt.outcome]}"
-        cases.append((name, causes[0] if causes else None, causes if failed else [], failed))
+        cases.append((name, attempt.number, causes[0] if causes else None, causes if failed else [], failed))
     if report.status == "failure" and not any(failed for *_, failed in cases):
-        cases.append(
-            (f"{report.source}", report.root_causes[0] if report.root_causes else None, list(report.root_causes), True)
-        )
+        cases.append((report.source, None, whole[0] if whole else None, whole, True))
     return cases
-
-
-def causes_of(report: Report, case: str) -> list[RootCause]:
-    """The causes of the attempt a case name stands for (`attempt N ...`)."""
-    match = re.match(r"attempt (\d+) ", case)
-    if not match:
-        return []
-    number = int(match.group(1))
-    return [c for c in report.root_causes if number in c.attempts]
-
-
-def _contradictions_of(report: Report, case: str) -> list[str]:
-    """The contradictions a case's attempt holds (all of them for a case that stands for the whole log)."""
-    match = re.match(r"attempt (\d+) ", case)
-    number = int(match.group(1)) if match else None
-    return [
-        contradiction_line(c, report)
-        for c in report.contradictions
-        if number is None or not c.attempts or number in c.attempts
-    ]
 
 
 def render_junit(reports: list[Report]) -> str:
@@ -92,7 +65,7 @@ def render_junit(reports: list[Report]) -> str:
         failed = sum(1 for *_, f in cases if f)
         total, failures = total + len(cases), failures + failed
         body = []
-        for name, first, causes, is_failure in cases:
+        for name, number, first, causes, is_failure in cases:
             body.append(f"    <testcase classname={_attr('buildlog.' + report.source)} name={_attr(name)}>")
             if is_failure:
                 message = first.title if first else report.headline
@@ -101,8 +74,15 @@ def render_junit(reports: list[Report]) -> str:
                     "\n\n".join([*(_cause_text(c) for c in causes), _risks_text(report)]).strip() or report.headline
                 )
                 body.append(f"      <failure message={_attr(message)} type={_attr(kind)}>{_text(details)}</failure>")
-            told = [report.headline, *(_cause_text(c) for c in ([] if is_failure else causes_of(report, name)))]
-            told += [f"Contradiction: {line}" for line in _contradictions_of(report, name)]
+            # the causes of a passed attempt; the contradictions its attempt holds (all of them for the whole log)
+            told = [report.headline]
+            if not is_failure and number is not None:
+                told += [_cause_text(c) for c in report.root_causes if number in c.attempts]
+            told += [
+                f"Contradiction: {contradiction_line(c, report)}"
+                for c in report.contradictions
+                if number is None or not c.attempts or number in c.attempts
+            ]
             body.append(f"      <system-out>{_text(chr(10).join(told))}</system-out>")
             body.append("    </testcase>")
         suites.append(
