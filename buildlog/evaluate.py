@@ -54,12 +54,10 @@ def _cause_problems(outcome: str, expected: list[str], predicted: list[str], rep
 def _key_line_problems(key_lines: list[str], report: Report) -> list[str]:
     shown = [e.text for c in report.root_causes for e in c.evidence] + [e.text for e in report.relevant]
     joined = "\n".join(shown)
-    return [f"key line not in the evidence: {k!r}" for k in key_lines if k not in joined and not _spans(k, shown)]
-
-
-def _spans(key: str, lines: list[str]) -> bool:
-    """A key line broken across evidence lines (a wrapped message) still counts."""
-    return key.replace(" ", "") in "".join(lines).replace(" ", "")
+    flat = "".join(shown).replace(" ", "")  # a key line broken across evidence lines (a wrapped message) still counts
+    return [
+        f"key line not in the evidence: {k!r}" for k in key_lines if k not in joined and k.replace(" ", "") not in flat
+    ]
 
 
 def _incident_problems(expected: list[ExpectedIncident], report: Report) -> list[str]:

@@ -317,7 +317,7 @@ class Segmenter:
             return
         build = builds[-1]  # in `pip install helpers && pip install thing`, the last one is the point
         env = {**self.env, **build.env}
-        text = _command_text(event)
+        text = event.fields.get("command") or event.text
         span = self._open(event.line, text, explicit=True)
         span.env, span.venv, span.chained = env, build.venv or self.venv, len(builds) > 1
         span.interpreter = interpreter_of(build, self.venv)
@@ -369,10 +369,6 @@ def _pip_final(event: Event) -> bool:
 def _implied_command(event: Event) -> str:
     m = re.match(r"(?:Collecting|Obtaining|Processing)\s+(\S+)", event.text)
     return f"pip install {m.group(1)}" if m else "pip install"
-
-
-def _command_text(event: Event) -> str:
-    return event.fields.get("command") or event.text
 
 
 def segment(events: Sequence[Event], last_line: int, knowledge: Knowledge) -> list[Span]:

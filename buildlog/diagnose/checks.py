@@ -69,10 +69,6 @@ def _targets_from_entry(entry: str) -> list[Target]:
     return out
 
 
-def _fmt(cc: tuple[int, int]) -> str:
-    return f"{cc[0]}.{cc[1]}"
-
-
 def _missed_gpus(facts: Facts, wanted: list[Target], compat: Compat) -> list[tuple[FactValue, str]]:
     """GPUs in the log (with a known compute capability) that none of the targets runs on."""
     known = [(g, compat.gpu_for(g.value)) for g in facts.gpus]
@@ -118,7 +114,7 @@ def check_arch_unsupported_by_nvcc(facts: Facts, span: Span | None, k: Knowledge
     if not release or not release.sm_min or not release.sm_max or not wanted:
         return None
     low, high = cc_key(release.sm_min), cc_key(release.sm_max)
-    bad = sorted({_fmt(t.cc) for t in wanted if t.cc < low or t.cc > high})
+    bad = sorted({f"{t.cc[0]}.{t.cc[1]}" for t in wanted if t.cc < low or t.cc > high})
     if not bad:
         return None
     shown = {"nvcc": facts.nvcc.value, "requested": ", ".join(bad)}  # type: ignore[union-attr]

@@ -115,10 +115,6 @@ class _Kept:
         return sorted([*self._kept, *self._latest.values()], key=lambda f: f.line)
 
 
-def _kind_allowed(rule: Rule, event: Event) -> bool:
-    return "any" in rule.events or event.kind in rule.events
-
-
 class Diagnoser:
     """Runs every rule over the events, attempt by attempt."""
 
@@ -145,7 +141,7 @@ class Diagnoser:
     ) -> list[Finding]:
         found = []
         for rule in self.knowledge.rules_for(event.anchors):
-            if not _kind_allowed(rule, event):
+            if "any" not in rule.events and event.kind not in rule.events:
                 continue
             hits = search(rule.regex, event, rule.multiline, anchors=[a.lstrip("\n") for a in rule.anchors])
             if hits and _conditions_hold(rule, span, texts, facts):

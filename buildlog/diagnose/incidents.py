@@ -113,7 +113,7 @@ def _differences(
     for key in sorted(set(before.env) | set(after.env)):
         old, new = before.env.get(key), after.env.get(key)
         if old != new:
-            out.append((_env_kind(key), _env_change(key, old, new)))
+            out.append((_ENV_KINDS.get(key, "env"), _env_change(key, old, new)))
     if before.venv != after.venv:
         out.append(("interpreter", _venv_change(before.venv, after.venv)))
     elif before.interpreter and after.interpreter and before.interpreter != after.interpreter:
@@ -155,10 +155,6 @@ _ENV_KINDS = {
     "CC": "compiler", "CXX": "compiler", "NVCC_CCBIN": "compiler", "CUDAHOSTCXX": "compiler",
     "TMPDIR": "disk", "PIP_CACHE_DIR": "disk", "PIP_NO_CACHE_DIR": "disk",
 }  # fmt: skip
-
-
-def _env_kind(key: str) -> str:
-    return _ENV_KINDS.get(key, "env")
 
 
 def _venv_change(old: str | None, new: str | None) -> str:

@@ -211,7 +211,7 @@ def _root_causes(
         Between open causes that rules rank alike, the classifier's view of the failing attempt decides.
         """
         still_open = root.id in open_ids
-        rank = -_priority(root, causal) if still_open else 0
+        rank = -max((f.rule.priority for f in causal if f.rule.id == root.rule), default=0) if still_open else 0
         return (not still_open, rank, -weight.get(root.id, 0.0), min(root.attempts, default=0))
 
     return sorted(roots, key=order)
@@ -226,10 +226,6 @@ def _model_weights(data: Inputs, attempt: int) -> dict[str, float]:
 
 def _resolved(cause: str, incidents: Sequence[Incident]) -> bool:
     return any(i.cause == cause and i.resolved_by for i in incidents)
-
-
-def _priority(root: RootCause, causal: Sequence[Finding]) -> int:
-    return max((f.rule.priority for f in causal if f.rule.id == root.rule), default=0)
 
 
 def _evidence(findings: Sequence[Finding]) -> list[Evidence]:

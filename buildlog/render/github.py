@@ -18,7 +18,7 @@ from buildlog.render.common import (
     fix_parts,
     resolved_note,
 )  # fmt: skip
-from buildlog.report.schema import Report, RootCause
+from buildlog.report.schema import Report
 
 
 def escape(text: str) -> str:
@@ -50,10 +50,6 @@ def _file(report: Report) -> str | None:
     return None if report.source.startswith("<") else report.source
 
 
-def _cause_message(cause: RootCause) -> str:
-    return f"{cause.title} ({cause.id})" + (f"\n{cause.fix}" if cause.fix else "")
-
-
 def render_github(reports: list[Report]) -> str:
     """One workflow command per cause and risk of every report, then a line saying how it ended."""
     out: list[str] = []
@@ -64,7 +60,8 @@ def render_github(reports: list[Report]) -> str:
             resolved = resolved_note(cause.id, report)
             level = "notice" if resolved or report.status == "success" else "error"
             title = f"buildlog: {cause.id}" + (f" ({resolved})" if resolved else "")
-            out.append(_command(level, _cause_message(cause), file, line, title))
+            message = f"{cause.title} ({cause.id})" + (f"\n{cause.fix}" if cause.fix else "")
+            out.append(_command(level, message, file, line, title))
         for risk in report.risks:
             message = (
                 risk.title
