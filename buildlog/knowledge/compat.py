@@ -82,15 +82,7 @@ class Compat(NamedTuple):
 
 def _token_in(token: str, text: str) -> bool:
     """`token` in `text` as whole words: no letter, digit or _ right before or after it."""
-    start = text.find(token)
-    while start >= 0:
-        end = start + len(token)
-        before = text[start - 1] if start else " "
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        start = text.find(token, start + 1)
-    return False
+    return re.search(rf"(?<!\w){re.escape(token)}(?!\w)", text) is not None
 
 
 def cc_key(cc: str) -> tuple[int, int]:
