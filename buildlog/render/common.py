@@ -114,6 +114,11 @@ def fix_parts(fix: str) -> list[tuple[str, str]]:
     return parts
 
 
+def table_cell(text: str) -> str:
+    """Text inside a markdown table cell or inline code: no `|` that ends the cell, no backtick."""
+    return text.replace("|", "\\|").replace("`", "'")
+
+
 def resolved_note(cause_id: str, report: Report) -> str:
     """`resolved in attempt 4` when the incident of this cause was resolved, else empty."""
     for incident in report.incidents:

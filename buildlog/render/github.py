@@ -17,6 +17,7 @@ from buildlog.render.common import (
     fact_pairs,
     fix_parts,
     resolved_note,
+    table_cell,
 )  # fmt: skip
 from buildlog.report.schema import Report
 
@@ -92,7 +93,7 @@ def step_summary(reports: list[Report]) -> str:
         if len(report.attempts) > 1:
             out += ["| # | line | command | outcome |", "|---|---|---|---|"]
             for a in report.attempts:
-                out.append(f"| {a.number} | {a.line} | `{_cell(a.command)}` | {attempt_summary(a, report)} |")
+                out.append(f"| {a.number} | {a.line} | `{table_cell(a.command)}` | {attempt_summary(a, report)} |")
             out.append("")
         for cause in report.root_causes:
             note = resolved_note(cause.id, report)
@@ -119,10 +120,6 @@ def step_summary(reports: list[Report]) -> str:
         pairs = fact_pairs(report.facts)
         if pairs:
             out += ["<details><summary>Facts from the log</summary>", "", "| fact | value |", "|---|---|"]
-            out += [f"| {k} | `{_cell(v)}` |" for k, v in pairs]
+            out += [f"| {k} | `{table_cell(v)}` |" for k, v in pairs]
             out += ["", "</details>", ""]
     return "\n".join(out)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("`", "'")

@@ -16,6 +16,7 @@ from buildlog.render.common import (
     seen_before_groups,
     similar_note,
     solved_summaries,
+    table_cell,
 )  # fmt: skip
 from buildlog.report.schema import Report, RootCause
 
@@ -33,7 +34,7 @@ def render_markdown(report: Report) -> str:
     if solved:
         out += ["", "### Solved on the way", ""]
         for cause, proof, fixed in solved:
-            out.append(f"- ✓ `{cause.id}` {cause.title}" + (f" — `{_cell(proof)}`" if proof else "") + f" — fixed in {fixed}")
+            out.append(f"- ✓ `{cause.id}` {cause.title}" + (f" — `{table_cell(proof)}`" if proof else "") + f" — fixed in {fixed}")
     for n, cause in enumerate(full_causes(report), start=1):
         out += _cause(n, cause, resolved_note(cause.id, report))
     if report.relevant and not any(c.id == "unknown" for c in report.root_causes):
@@ -53,18 +54,14 @@ def _timeline(report: Report) -> list[str]:
         return []
     out = ["", "### Timeline", "", "| # | line | command | outcome |", "|---|---|---|---|"]
     for a in report.attempts:
-        out.append(f"| {a.number} | {a.line} | `{_cell(a.command)}` | {attempt_summary(a, report)} |")
-        out += [f"| └ | {c.line} | `{_cell(c.command)}` | check {c.outcome} |" for c in a.checks]
+        out.append(f"| {a.number} | {a.line} | `{table_cell(a.command)}` | {attempt_summary(a, report)} |")
+        out += [f"| └ | {c.line} | `{table_cell(c.command)}` | check {c.outcome} |" for c in a.checks]
     solved = {c.id for c, _, _ in solved_summaries(report)}
     listed = [i for i in report.incidents if i.cause not in solved]  # solved ones have their own section
     if listed:
         out.append("")
         out += [f"- **{i.id}** {incident_summary(i)}" for i in listed]
     return out
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("`", "'")
 
 
 def _numbered(evidence) -> list[str]:  # type: ignore[no-untyped-def]
@@ -125,5 +122,5 @@ def _facts(report: Report) -> list[str]:
         "",
         "| fact | value |",
         "|---|---|",
-        *(f"| {k} | `{_cell(v)}` |" for k, v in pairs),
+        *(f"| {k} | `{table_cell(v)}` |" for k, v in pairs),
     ]
