@@ -8,9 +8,11 @@ import json
 import shutil
 import zipfile
 
+import pytest
 from click.testing import CliRunner
 
 from buildlog.cli import main
+from buildlog.errors import BuildlogError
 from buildlog.store import fleet
 from tests.conftest import CORPUS
 
@@ -97,3 +99,19 @@ def test_scan_draws_a_progress_bar_only_when_asked_or_on_a_terminal(tmp_path):
     assert "scanning" not in quiet.stderr  # not a terminal
     shown = CliRunner().invoke(main, ["scan", str(logs), "--jobs", "1", "--progress"])
     assert shown.exit_code == 0 and "scanning" in shown.stderr
+
+
+def test_a_gzip_member_of_a_zip_is_unpacked_within_the_limit(tmp_path):
+    packed = gzip.compress(WHEEL.read_bytes())
+    with zipfile.ZipFile(tmp_path / "logs.zip", "w") as archive:
+        archive.writestr("wheel.log.gz", packed)
+        archive.writestr("broken.log.gz", b"\x1f\x8b" + b"not really gzip")
+    items, _ = fleet.collect([str(tmp_path / "logs.zip")])
+    good, broken = sorted(items, key=lambda i: i.member != "wheel.log.gz")
+    assert fleet.read_item(good) == WHEEL.read_bytes()
+    size = len(WHEEL.read_bytes())
+    for limit in (len(packed) - 1, size - 1):  # the member itself, or what it unpacks to, is too big
+        with pytest.raises(BuildlogError, match=f"over {limit // (1024 * 1024)} MiB$"):
+            fleet.read_item(good, limit)
+    with pytest.raises(BuildlogError, match="not a readable gzip file"):
+        fleet.read_item(broken)

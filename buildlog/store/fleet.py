@@ -10,9 +10,12 @@ be read is a result with an error, never a stopped run.
 from __future__ import annotations
 
 import glob
+import gzip
+import io
 import os
 import time
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -123,19 +126,14 @@ def read_item(item: Item, limit: int | None = None) -> bytes:
             data = member.read(limit + 1)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise BuildlogError(f"{item.name}: cannot read ({exc})") from None
-    if len(data) > limit:
-        raise BuildlogError(f"{item.name}: over {limit // (1024 * 1024)} MiB")
-    if data[:2] == b"\x1f\x8b":
-        import gzip
-        import zlib
-
+    if data[:2] == b"\x1f\x8b" and len(data) <= limit:
         try:
-            with gzip.GzipFile(fileobj=__import__("io").BytesIO(data)) as unpacked:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as unpacked:
                 data = unpacked.read(limit + 1)
         except (OSError, EOFError, zlib.error) as exc:
             raise BuildlogError(f"{item.name}: not a readable gzip file ({exc})") from None
-        if len(data) > limit:
-            raise BuildlogError(f"{item.name}: over {limit // (1024 * 1024)} MiB")
+    if len(data) > limit:
+        raise BuildlogError(f"{item.name}: over {limit // (1024 * 1024)} MiB")
     return data
 
 
