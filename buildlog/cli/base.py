@@ -177,7 +177,9 @@ def render_reports(
 
         from buildlog.render.gitlab import render_gitlab
 
-        console = _console(gitlab_color(color), width or (_columns() or 100), file=io.StringIO())
+        # GitLab's job log shows colours though it is no terminal: on unless --no-color or NO_COLOR
+        color = color if color is not None else "NO_COLOR" not in os.environ
+        console = _console(color, width or (_columns() or 100), file=io.StringIO())
         return render_gitlab(reports, console, int(time.time()) if now is None else now)
     if fmt == "json":
         from buildlog.render.jsonout import render_json
@@ -224,11 +226,6 @@ def _emit(report: Any, fmt: str, color: bool | None, width: int | None) -> None:
         sys.stdout.write(render_reports(reports, fmt, color, width))
         return
     _terminal(reports, _console(color, width))
-
-
-def gitlab_color(color: bool | None) -> bool:
-    """GitLab's job log shows colours though it is no terminal: on unless --no-color or NO_COLOR."""
-    return color if color is not None else "NO_COLOR" not in os.environ
 
 
 def _console(color: bool | None, width: int | None, file: Any = None) -> Any:

@@ -134,17 +134,16 @@ def _differences(
     return out
 
 
-_FACT_KINDS = (("torch", "packages", "torch"), ("nvcc", "toolkit", "nvcc"), ("gcc", "compiler", "gcc"),
-               ("python", "interpreter", "python"), ("driver", "driver", "driver"))  # fmt: skip
+_FACT_KINDS = {"torch": "packages", "nvcc": "toolkit", "gcc": "compiler", "python": "interpreter", "driver": "driver"}
 
 
 def _fact_changes(old: Facts, new: Facts) -> list[tuple[str, str]]:
     """Versions the log states that differ between two attempts (a new image, a reinstall)."""
     out = []
-    for name, kind, label in _FACT_KINDS:
+    for name, kind in _FACT_KINDS.items():
         a, b = getattr(old, name), getattr(new, name)
         if a is not None and b is not None and a.value != b.value:
-            out.append((kind, f"{label} {b.value} (was {a.value})"))
+            out.append((kind, f"{name} {b.value} (was {a.value})"))
     return out
 
 

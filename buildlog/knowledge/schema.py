@@ -7,6 +7,7 @@ user's rule files when they are loaded. `buildlog schema --rules` publishes Rule
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -25,6 +26,18 @@ def _regex(value: str | None) -> str | None:
         except re.error as exc:
             raise ValueError(f"bad regex {value!r}: {exc}") from None
     return value
+
+
+def _only(known: Collection[str], what: str, label: str = "") -> Callable[[list[str]], list[str]]:
+    """A check of a list of names: each is one of `known` (listed in the message under `label`)."""
+
+    def check(value: list[str]) -> list[str]:
+        unknown = [v for v in value if v not in known]
+        if unknown:
+            raise ValueError(f"unknown {what} {unknown}" + (f" ({label}: {', '.join(sorted(known))})" if label else ""))
+        return value
+
+    return check
 
 
 class ExamplesSpec(Strict):
@@ -74,22 +87,8 @@ class RuleSpec(Strict):
             _regex(regex)
         return value
 
-    @field_validator("show_facts")
-    @classmethod
-    def _known_facts(cls, value: list[str]) -> list[str]:
-        unknown = [v for v in value if v not in FACTS]
-        if unknown:
-            raise ValueError(f"unknown facts {unknown}")
-        return value
-
-    @field_validator("events")
-    @classmethod
-    def _known_events(cls, value: list[str]) -> list[str]:
-        kinds = {k.value for k in EventKind} | {"any"}
-        unknown = [v for v in value if v not in kinds]
-        if unknown:
-            raise ValueError(f"unknown event kinds {unknown} (kinds: {', '.join(sorted(kinds))})")
-        return value
+    _known_facts = field_validator("show_facts")(_only(FACTS, "facts"))
+    _known_events = field_validator("events")(_only({k.value for k in EventKind} | {"any"}, "event kinds", "kinds"))
 
     @field_validator("anchors")
     @classmethod
@@ -181,13 +180,7 @@ class BearingSpec(Strict):
     changes: list[str]
     proves_past: list[str] = Field(default_factory=list)
 
-    @field_validator("changes")
-    @classmethod
-    def _kinds(cls, value: list[str]) -> list[str]:
-        unknown = [v for v in value if v not in CHANGE_KINDS]
-        if unknown:
-            raise ValueError(f"unknown kinds of change {unknown}")
-        return value
+    _kinds = field_validator("changes")(_only(CHANGE_KINDS, "kinds of change"))
 
 
 class ResolutionFile(Strict):
