@@ -59,7 +59,7 @@ def open_sources(path: str) -> list[Source]:
         stdin = getattr(sys.stdin, "buffer", None)
         if stdin is None or stdin.closed:
             raise BuildlogError("standard input is closed: give a log file, or pipe a log into `-`")
-        return _unpack(Source("<stdin>", None, stdin))
+        return sources_of(Source("<stdin>", None, stdin))
     name = printable(path)
     try:
         if os.path.isdir(path):
@@ -76,7 +76,7 @@ def open_sources(path: str) -> list[Source]:
         raise BuildlogError(f"{name}: no such file") from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the name
         raise BuildlogError(f"{name}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
-    return _unpack(Source(name, _size_of(raw), raw))
+    return sources_of(Source(name, _size_of(raw), raw))
 
 
 def printable(path: str) -> str:
@@ -93,11 +93,6 @@ def _size_of(stream: BinaryIO) -> int | None:
 
 def sources_of(source: Source) -> list[Source]:
     """The logs an opened stream holds: itself, decompressed, or each log of a zip archive."""
-    return _unpack(source)
-
-
-def _unpack(source: Source) -> list[Source]:
-    """The source as it is, decompressed, or split into the logs of a zip archive."""
     stream = source.stream
     kind = kind_of(_peek(stream, MAGIC_LENGTH))
     if kind is None:
