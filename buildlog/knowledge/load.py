@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from buildlog.errors import BuildlogError
-from buildlog.knowledge.bundle import Knowledge, knowledge_from, rule_from
+from buildlog.knowledge.bundle import Knowledge, rule_from
 from buildlog.knowledge.records import Rule
 from buildlog.knowledge.vocabulary import DERIVED_VALUES, FACT_GROUP_ALIASES, FACT_GROUPS_COMBINED, FACTS, GRAMMARS
 
@@ -275,8 +275,3 @@ def with_user_rules(base: Knowledge, paths: Sequence[Path], disabled: Sequence[s
         return base
     trimmed = base.with_rules((), disabled)
     return trimmed.with_rules(load_rule_files(paths, trimmed))
-
-
-def from_sources(root: Any = None) -> Knowledge:
-    """The bundled knowledge straight from its sources (slow: validates and builds the parsers)."""
-    return knowledge_from(load_sources(source_texts(root)))
