@@ -107,19 +107,19 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
 
     result = holdout(cases + measured, knowledge_with(settings()), measured)
     rows = {"rules": result.rules, "classifier": result.model, "both": result.both}
+    undiagnosed = sum(not c.sidecar.diagnosed for c in measured)
     if fmt == "json":
         data = {
             name: {"cases": t.cases, "top1": round(t.top1, 3), "precision": round(t.precision, 3)}
             for name, t in rows.items()
         }
         data.update(folds=result.folds, sources=result.sources, classifier_adds=result.model_adds,
-                    undiagnosed=sum(not c.sidecar.diagnosed for c in measured),
+                    undiagnosed=undiagnosed,
                     classifier_leads={"answered": result.model_in_both.answered, "precision": round(result.model_in_both.precision, 3)},
                     thresholds=result.thresholds, class_thresholds=result.class_thresholds,
                     misses=[{"case": c, "expected": e, "reported": g} for c, e, g in result.misses])  # fmt: skip
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
-    undiagnosed = sum(not c.sidecar.diagnosed for c in measured)
     click.echo(
         f"held out by repository: {result.sources} sources in {result.folds} folds; measured on {result.both.cases} cases"
         + (f" (left out: {undiagnosed} whose thread never named a cause)" if undiagnosed else "")
@@ -183,10 +183,7 @@ def rebuild(folder: str | None, check: bool) -> None:
     artefact.bundled.cache_clear()  # what follows (training) reads the knowledge just written
     click.echo(f"{artefact.default_path()}: {len(data['rules'])} rules, {len(data['facts'])} fact patterns")
     if folder:
-        from buildlog.cli.develop import train as _train
-
-        ctx = click.get_current_context()
-        ctx.invoke(_train, folders=(folder,), output=None)
+        click.get_current_context().invoke(train, folders=(folder,), output=None)
         built = index.build_index(Path(folder))
         index.default_index_path().write_text(index.dump_index(built), "utf-8")
         click.echo(f"{index.default_index_path()}: {len(built['cases'])} cases")
