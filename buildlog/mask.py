@@ -213,10 +213,7 @@ def _children(av: Any) -> Iterator[Any]:
 
 
 def _flags(letters: str) -> int:
-    flags = 0
-    for ch in letters:
-        flags |= _FLAGS[ch]
-    return flags
+    return sum({_FLAGS[ch] for ch in letters})  # distinct bits: their sum is their union
 
 
 def _pattern(r: Mapping[str, Any], reach: int) -> SecretPattern:
