@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache, partial
 
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.records import Rule, compiled
@@ -128,12 +129,14 @@ class Diagnoser:
         for span in spans:
             attempt_events = by_attempt.get(span.number, [])
             texts = _AttemptText(attempt_events)
-            facts = _Lazy(facts_for, span.number)  # most attempts never ask: a long CI log has thousands
+            facts = cache(partial(facts_for, span.number))  # asked for once, if ever: a long CI log has thousands
             found = _Kept()
             for e in attempt_events:
                 for f in self._match(e, span, texts, facts, attempt_events):
                     found.add(f)
-            out.extend(_apply_overrides(found.findings()))
+            kept = found.findings()
+            overridden = {cause for f in kept for cause in f.rule.overrides}
+            out.extend(f for f in kept if not (f.rule.role == "cause" and f.rule.cause in overridden))
         return out
 
     def _match(
@@ -176,20 +179,6 @@ class Diagnoser:
         return None
 
 
-class _Lazy:
-    """The facts of one attempt, computed when a rule first asks for them."""
-
-    __slots__ = ("_facts_for", "_number", "_facts")
-
-    def __init__(self, facts_for: FactsFor, number: int) -> None:
-        self._facts_for, self._number, self._facts = facts_for, number, None
-
-    def __call__(self) -> Facts:
-        if self._facts is None:
-            self._facts = self._facts_for(self._number)
-        return self._facts
-
-
 def _group(events: Sequence[Event], spans: Sequence[Span]) -> dict[int, list[Event]]:
     groups: dict[int, list[Event]] = defaultdict(list)
     i = 0
@@ -198,11 +187,6 @@ def _group(events: Sequence[Event], spans: Sequence[Span]) -> dict[int, list[Eve
             i += 1
         groups[spans[i].number].append(event)
     return groups
-
-
-def _apply_overrides(found: list[Finding]) -> list[Finding]:
-    overridden = {cause for f in found for cause in f.rule.overrides}
-    return [f for f in found if not (f.rule.role == "cause" and f.rule.cause in overridden)]
 
 
 def outcome_of(findings: Sequence[Finding]) -> Outcome:
