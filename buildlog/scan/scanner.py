@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -87,7 +87,7 @@ _ONES = bytes.maketrans(b"23456789", b"11111111")
 _WORDS = 8192  # masked words kept; the set starts afresh when full
 
 
-def message_key(raw: bytes, around: Iterable[int] = (), _masked: dict[bytes, bytes] = {}) -> bytes:  # noqa: B006
+def message_key(raw: bytes, around: Iterable[int] = ()) -> bytes:
     """The line as a message: volatile parts masked, spaces collapsed.
 
     A long line is read at its start and around each anchor on it (`around`: positions in `raw`),
@@ -99,15 +99,22 @@ def message_key(raw: bytes, around: Iterable[int] = (), _masked: dict[bytes, byt
         parts = [raw[: 2 * KEY_SPAN]] + [raw[max(0, p - KEY_SPAN) : p + KEY_SPAN] for p in around]
         raw = b"\x00".join(parts)
     words = raw.translate(_ONES).split()
-    get = _masked.get
-    out = [get(w) for w in words]
+    out = list(map(_MASKED.get, words))
     if None in out:
-        if len(_masked) > _WORDS:
-            _masked.clear()
-        for i, masked in enumerate(out):
-            if masked is None:
-                out[i] = _masked[words[i]] = _VOLATILE.sub(b"#", words[i])
+        _mask_words(out, words, _VOLATILE.sub)
     return b" ".join(out)  # type: ignore[arg-type]
+
+
+_MASKED: dict[bytes, bytes] = {}  # word (digits as `1`) -> the word masked
+
+
+def _mask_words(out: list[bytes | None], words: list[bytes], sub: Callable[[bytes, bytes], bytes]) -> None:
+    """Fill in the words of `out` not masked before, and remember them."""
+    if len(_MASKED) > _WORDS:
+        _MASKED.clear()
+    for i, masked in enumerate(out):
+        if masked is None:
+            out[i] = _MASKED[words[i]] = sub(b"#", words[i])
 
 
 def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> tuple[list[bytes], dict[bytes, list[bytes]]]:
@@ -177,6 +184,8 @@ class Scanner:
         self._reset_implied = {
             i: texts for i, pairs in enumerate(self._implied) if (texts := [t for t, name in pairs if name in reset_names])
         }
+        self._maybe_command = self._resets | self._reset_implied.keys()
+        self._alone = [frozenset((i,)) for i in range(len(kept))]  # the anchors of a line with one
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: set[int] = set()
@@ -214,49 +223,74 @@ class Scanner:
         """Yield the candidates of one chunk; return the last line selected and the next chunk's first line."""
         skipped = frozenset(self._spent)
         found = self._occurrences(chunk, continues and number == last, continues, skipped)
-        i, counted = 0, 0
+        # A flood is a million lines like `file.cu(12): error: ...`, each selected by unbudgeted
+        # anchors, not a command, and most counted as a repeat: that path is kept short.
+        budget, maybe_command, seen, repeats = self._budget, self._maybe_command, self._seen, self.repeats
+        alone, masked, volatile = self._alone, _MASKED.get, _VOLATILE.sub
+        rfind, find, count = chunk.rfind, chunk.find, chunk.count
+        i, counted, size = 0, 0, len(chunk)
         while i < len(found):
-            pos = found[i][0]
-            start = chunk.rfind(b"\n", 0, pos) + 1
-            end = chunk.find(b"\n", pos)
-            end = len(chunk) if end < 0 else end
-            stop = bisect_left(found, (end, -1), i)  # the first occurrence past this line
-            hits = found[i:stop]
-            i = stop
-            if not self._selects(hits):
+            first, index = found[i]
+            start = rfind(b"\n", 0, first) + 1
+            end = find(b"\n", first)
+            if end < 0:
+                end = size
+            if i + 1 < len(found) and found[i + 1][0] < end:  # more anchors on the line
+                stop = bisect_left(found, (end, -1), i)  # the first occurrence past this line
+                hits = found[i:stop]
+                i = stop
+                indices = frozenset(index for _, index in hits)
+            else:
+                hits = found[i : i + 1]
+                i += 1
+                indices = alone[index]
+            if not budget.keys().isdisjoint(indices) and not self._selects(hits):
                 continue
-            number += chunk.count(b"\n", counted, start)
+            number += count(b"\n", counted, start)
             counted = start
             last = number
             summary.candidates += 1
-            raw = _clip(chunk, start, end, pos)
-            indices = {index for _, index in hits}
-            command = bool(indices & self._resets) or any(
-                text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
-            )
-            if command:
-                if self._reset() and skipped:  # anchors left out of this search are live again
-                    skipped = frozenset()
-                    found, i = self.engine.find(chunk, end + 1, skipped), 0
-            elif self._repeat(raw, number, summary, [p - start for p, _ in hits if start <= p < start + len(raw)]):
+            if not maybe_command.isdisjoint(indices):
+                raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
+                if self._is_command(indices, raw):
+                    if self._reset() and skipped:  # anchors left out of this search are live again
+                        skipped = frozenset()
+                        found, i = self.engine.find(chunk, end + 1, skipped), 0
+                    yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
+                    continue
+            # counted if its message was taken `repeats` times since the last command
+            if end - start <= 4 * KEY_SPAN:  # message_key, inline: the path a flood's every line takes
+                raw = chunk[start:end]
+                words = raw.translate(_ONES).split()
+                out = list(map(masked, words))
+                if None in out:
+                    _mask_words(out, words, volatile)
+                key = b" ".join(out)  # type: ignore[arg-type]
+            else:
+                raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
+                key = message_key(raw, [p - start for p, _ in hits if start <= p < start + len(raw)])
+            times = seen.get(key, 0)
+            if times >= repeats:
+                self._count(key, raw, number, summary)
                 continue
+            seen[key] = times + 1
             yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
-        return last, number + chunk.count(b"\n", counted)
+        return last, number + count(b"\n", counted)
 
-    def _repeat(self, raw: bytes, number: int, summary: ScanSummary, around: list[int]) -> bool:
-        """Count the line if its message was taken `repeats` times since the last command."""
-        key = message_key(raw, around)
-        seen = self._seen.get(key, 0)
-        if seen < self.repeats:
-            self._seen[key] = seen + 1
-            return False
+    def _is_command(self, indices: set[int], raw: bytes) -> bool:
+        """Does a line with these anchors start a command (a command anchor, found or implied)?"""
+        return bool(indices & self._resets) or any(
+            text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
+        )
+
+    def _count(self, key: bytes, raw: bytes, number: int, summary: ScanSummary) -> None:
+        """A repeat of a message taken `repeats` times since the last command: counted, not taken."""
         summary.repeated += 1
         entry = summary.repeats.get(key)
         if entry is not None:
             entry[2] = int(entry[2]) + 1
         elif len(summary.repeats) < MAX_TRACKED:
             summary.repeats[key] = [number, _whole_words(raw[:300], False, len(raw) > 300), 1]
-        return True
 
     def _anchor_names(self, indices: set[int], raw: bytes) -> frozenset[str]:
         """Every anchor on the line: those found, those they imply that the line holds too, and
