@@ -147,7 +147,7 @@ class Diagnoser:
         for rule in self.knowledge.rules_for(event.anchors):
             if not _kind_allowed(rule, event):
                 continue
-            hits = search(rule.regex, event, rule.multiline, anchors=[a.lstrip("\n") for a in rule.anchors])
+            hits = search(rule.regex, event, rule.multiline, anchors=rule.anchors)
             if hits and _conditions_hold(rule, span, texts, facts):
                 support = _context_event(rule, event, attempt_events) + self._fact_events(rule, facts)
                 found.append(Finding(rule, event, hits[0], span.number, support))
