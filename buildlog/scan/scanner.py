@@ -192,6 +192,8 @@ class Scanner:
         self._seen: dict[bytes, int] = {}
         self._commands = 0
         self._sets: dict[frozenset[str], frozenset[str]] = {}
+        # (anchors found, anchors spent) -> (their names, the texts to look for on the line, whose names)
+        self._checks: dict[tuple[frozenset[int], frozenset[int]], tuple[frozenset[str], tuple, tuple]] = {}
 
     def _reset(self) -> bool:
         """A command started: every budgeted anchor and every message may select lines again
@@ -295,12 +297,19 @@ class Scanner:
     def _anchor_names(self, indices: set[int], raw: bytes) -> frozenset[str]:
         """Every anchor on the line: those found, those they imply that the line holds too, and
         budgeted ones the search left out once spent (a line selected anyway is read whole)."""
-        names = {self._names[i] for i in indices}
-        if self._spent:
-            names.update(self._names[i] for i in self._spent if self._texts[i] in raw)
-        for i in indices:
-            names.update(name for text, name in self._implied[i] if text in raw)
-        found = frozenset(names)
+        spent = frozenset(self._spent)
+        plan = self._checks.get((indices, spent))
+        if plan is None:  # what to look for on a line with these anchors found, while these are spent
+            pairs = [(self._texts[i], self._names[i]) for i in sorted(spent)]
+            pairs += [pair for i in sorted(indices) for pair in self._implied[i]]
+            plan = self._checks[(indices, spent)] = (
+                frozenset(self._names[i] for i in indices), tuple(t for t, _ in pairs), tuple(n for _, n in pairs)
+            )
+        found, texts, names = plan
+        if texts:
+            held = [name for name, there in zip(names, map(raw.__contains__, texts), strict=True) if there]
+            if held:
+                found = found | frozenset(held)
         return self._sets.setdefault(found, found)  # one object per set: a flood's events share a few
 
     def _occurrences(
