@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.records import Rule, compiled
@@ -98,21 +99,21 @@ class _Kept:
     def __init__(self) -> None:
         self._kept: list[Finding] = []
         self._count: dict[str, int] = {}
-        self._latest: dict[str, Finding] = {}
+        self._latest: dict[str, Callable[[], Finding]] = {}
 
-    def add(self, finding: Finding) -> None:
-        rule = finding.rule
+    def add(self, rule: Rule, make: Callable[[], Finding]) -> None:
+        """A match of `rule`; `make` builds its finding, only for a match that is kept."""
         if rule.role == "symptom" and not rule.overrides:
             n = self._count[rule.id] = self._count.get(rule.id, 0) + 1
             if n > MAX_SAME:
-                self._latest[rule.id] = finding
+                self._latest[rule.id] = make  # built at the end, if it is still the latest
                 return
-        self._kept.append(finding)
+        self._kept.append(make())
 
     def findings(self) -> list[Finding]:
         if not self._latest:
             return self._kept
-        return sorted([*self._kept, *self._latest.values()], key=lambda f: f.line)
+        return sorted([*self._kept, *(make() for make in self._latest.values())], key=lambda f: f.line)
 
 
 def _kind_allowed(rule: Rule, event: Event) -> bool:
@@ -135,23 +136,31 @@ class Diagnoser:
             facts = _Lazy(facts_for, span.number)  # most attempts never ask: a long CI log has thousands
             found = _Kept()
             for e in attempt_events:
-                for f in self._match(e, span, texts, facts, attempt_events):
-                    found.add(f)
+                self._match(e, span, texts, facts, attempt_events, found)
             out.extend(_apply_overrides(found.findings()))
         return out
 
     def _match(
-        self, event: Event, span: Span, texts: _AttemptText, facts: Callable[[], Facts], attempt_events: Sequence[Event]
-    ) -> list[Finding]:
-        found = []
+        self,
+        event: Event,
+        span: Span,
+        texts: _AttemptText,
+        facts: Callable[[], Facts],
+        attempt_events: Sequence[Event],
+        found: _Kept,
+    ) -> None:
         for rule in self.knowledge.rules_for(event.anchors):
             if not _kind_allowed(rule, event):
                 continue
             hits = search(rule.regex, event, rule.multiline, anchors=rule.anchors)
             if hits and _conditions_hold(rule, span, texts, facts):
-                support = _context_event(rule, event, attempt_events) + self._fact_events(rule, facts)
-                found.append(Finding(rule, event, hits[0], span.number, support))
-        return found
+                found.add(rule, partial(self._finding, rule, event, hits[0], span.number, facts, attempt_events))
+
+    def _finding(
+        self, rule: Rule, event: Event, hit: Hit, attempt: int, facts: Callable[[], Facts], attempt_events: Sequence[Event]
+    ) -> Finding:
+        support = _context_event(rule, event, attempt_events) + self._fact_events(rule, facts)
+        return Finding(rule, event, hit, attempt, support)
 
     def _fact_events(self, rule: Rule, facts: Callable[[], Facts]) -> tuple[Event, ...]:
         """The lines that state the facts a rule's condition relied on."""

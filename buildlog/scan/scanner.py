@@ -27,6 +27,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from itertools import compress
 from pathlib import Path
 from typing import NamedTuple
 
@@ -307,9 +308,9 @@ class Scanner:
             )
         found, texts, names = plan
         if texts:
-            held = [name for name, there in zip(names, map(raw.__contains__, texts), strict=True) if there]
+            held = tuple(compress(names, map(raw.__contains__, texts)))
             if held:
-                found = found | frozenset(held)
+                found = found.union(held)
         return self._sets.setdefault(found, found)  # one object per set: a flood's events share a few
 
     def _occurrences(
