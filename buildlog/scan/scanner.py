@@ -187,6 +187,7 @@ class Scanner:
         }
         self._maybe_command = self._resets | self._reset_implied.keys()
         self._alone = [frozenset((i,)) for i in range(len(kept))]  # the anchors of a line with one
+        self._plain = [i not in self._budget and i not in self._maybe_command for i in range(len(kept))]
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: set[int] = set()
@@ -229,7 +230,8 @@ class Scanner:
         # A flood is a million lines like `file.cu(12): error: ...`, each selected by unbudgeted
         # anchors, not a command, and most counted as a repeat: that path is kept short.
         budget, maybe_command, seen, repeats = self._budget, self._maybe_command, self._seen, self.repeats
-        alone, masked, volatile = self._alone, _MASKED.get, _VOLATILE.sub
+        alone, plain, masked, volatile = self._alone, self._plain, _MASKED.get, _VOLATILE.sub
+        budgeted, tracked = budget.keys(), summary.repeats.get
         rfind, find, count = chunk.rfind, chunk.find, chunk.count
         i, counted, size = 0, 0, len(chunk)
         while i < len(found):
@@ -243,17 +245,19 @@ class Scanner:
                 hits = found[i:stop]
                 i = stop
                 indices = frozenset(index for _, index in hits)
+                simple = False
             else:
-                hits = found[i : i + 1]
+                hits = [(first, index)]
                 i += 1
                 indices = alone[index]
-            if not budget.keys().isdisjoint(indices) and not self._selects(hits):
+                simple = plain[index]  # one anchor, neither budgeted nor of a command
+            if not simple and not budgeted.isdisjoint(indices) and not self._selects(hits):
                 continue
             number += count(b"\n", counted, start)
             counted = start
             last = number
             summary.candidates += 1
-            if not maybe_command.isdisjoint(indices):
+            if not simple and not maybe_command.isdisjoint(indices):
                 raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
                 if self._is_command(indices, raw):
                     if self._reset() and skipped:  # anchors left out of this search are live again
@@ -273,8 +277,13 @@ class Scanner:
                 raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
                 key = message_key(raw, [p - start for p, _ in hits if start <= p < start + len(raw)])
             times = seen.get(key, 0)
-            if times >= repeats:
-                self._count(key, raw, number, summary)
+            if times >= repeats:  # a repeat: counted, not taken
+                summary.repeated += 1
+                entry = tracked(key)
+                if entry is not None:
+                    entry[2] = int(entry[2]) + 1
+                else:
+                    self._track(key, raw, number, summary)
                 continue
             seen[key] = times + 1
             yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
@@ -286,13 +295,9 @@ class Scanner:
             text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
         )
 
-    def _count(self, key: bytes, raw: bytes, number: int, summary: ScanSummary) -> None:
-        """A repeat of a message taken `repeats` times since the last command: counted, not taken."""
-        summary.repeated += 1
-        entry = summary.repeats.get(key)
-        if entry is not None:
-            entry[2] = int(entry[2]) + 1
-        elif len(summary.repeats) < MAX_TRACKED:
+    def _track(self, key: bytes, raw: bytes, number: int, summary: ScanSummary) -> None:
+        """The first repeat of a message: its first text is kept for the report (the first MAX_TRACKED)."""
+        if len(summary.repeats) < MAX_TRACKED:
             summary.repeats[key] = [number, _whole_words(raw[:300], False, len(raw) > 300), 1]
 
     def _anchor_names(self, indices: set[int], raw: bytes) -> frozenset[str]:
