@@ -169,4 +169,3 @@ def test_the_diagnostic_word_gate_is_the_plain_word_boundary_search():
     for text in texts:
         a, b = plain.search(text), parse_events._DIAG_WORD.search(text)
         assert (a and a.span()) == (b and b.span()), text
-

@@ -157,7 +157,13 @@ class Diagnoser:
                 found.add(rule, partial(self._finding, rule, event, hits[0], span.number, facts, attempt_events))
 
     def _finding(
-        self, rule: Rule, event: Event, hit: Hit, attempt: int, facts: Callable[[], Facts], attempt_events: Sequence[Event]
+        self,
+        rule: Rule,
+        event: Event,
+        hit: Hit,
+        attempt: int,
+        facts: Callable[[], Facts],
+        attempt_events: Sequence[Event],
     ) -> Finding:
         support = _context_event(rule, event, attempt_events) + self._fact_events(rule, facts)
         return Finding(rule, event, hit, attempt, support)

@@ -309,7 +309,9 @@ class Scanner:
             pairs = [(self._texts[i], self._names[i]) for i in sorted(spent)]
             pairs += [pair for i in sorted(indices) for pair in self._implied[i]]
             plan = self._checks[(indices, spent)] = (
-                frozenset(self._names[i] for i in indices), tuple(t for t, _ in pairs), tuple(n for _, n in pairs)
+                frozenset(self._names[i] for i in indices),
+                tuple(t for t, _ in pairs),
+                tuple(n for _, n in pairs),
             )
         found, texts, names = plan
         if texts:
