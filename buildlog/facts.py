@@ -39,12 +39,12 @@ class Observation:
 def observe(events: Iterable[Event], knowledge: Knowledge) -> Iterator[Observation]:
     """Every fact stated by the events, in line order."""
     for event in events:
-        yield from _from_banner(event)
-        yield from _from_command(event)
+        if event.kind is EventKind.COMMAND:
+            yield from _from_command(event)
+        elif event.kind in _BANNERS:
+            yield from _from_banner(event)
         for record in knowledge.facts_for(event.anchors):
-            for hit in search(
-                record.regex, event, record.multiline, record.all_matches, [a.lstrip("\n") for a in record.anchors]
-            ):
+            for hit in search(record.regex, event, record.multiline, record.all_matches, record.anchors):
                 for obs in _from_groups(hit.groups, hit.group_lines, event.line):
                     yield replace(obs, change=record.change, says=record.says, role=record.role)
 
@@ -66,6 +66,9 @@ def _from_groups(groups: dict[str, str], lines: dict[str, int], default: int) ->
         if name in SCALAR_FACTS or name in LIST_FACTS:
             value = value.strip().replace("%2B", "+") if name == "torch" else value.strip()  # a URL-quoted wheel name
             yield Observation(name, value, lines.get(key, default))
+
+
+_BANNERS = frozenset(kind for kind in EventKind if kind.name.startswith("BANNER_"))
 
 
 def _from_banner(event: Event) -> Iterator[Observation]:

@@ -156,3 +156,16 @@ def test_a_step_keeps_a_few_findings_of_one_symptom_rule_and_its_latest():
     errors = [f.line for f in found if f.rule.id == "compiler-error-diagnostic"]
     analysed = [e.line for e in events if "error:" in e.text]
     assert len(analysed) == 200 and errors == [*analysed[: engine.MAX_SAME], analysed[-1]]
+
+
+def test_the_diagnostic_word_gate_is_the_plain_word_boundary_search():
+    """parse.events._DIAG_WORD, written to skip to its letters, finds what `\\b(?:...)\\b` finds."""
+    import re
+
+    plain = re.compile(r"\b(?:error|warning|fatal|note)\b")
+    rnd = random.Random(5)
+    pieces = ["error", "warning", "fatal", "note", "notes", "Error", "xerror", "_", "é", "1", " ", ":", "e", "n", "-"]
+    texts = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 8))) for _ in range(20_000)] + _lines()[:5000]
+    for text in texts:
+        a, b = plain.search(text), parse_events._DIAG_WORD.search(text)
+        assert (a and a.span()) == (b and b.span()), text

@@ -164,6 +164,28 @@ def test_distinct_messages_differ_in_words_not_in_numbers_or_paths():
     assert message_key(b"/tmp/a/x.cu(12): error: identifier \"foo\"") != message_key(b"/tmp/a/x.cu(12): error: identifier \"bar\"")
 
 
+def test_a_message_is_masked_word_by_word_as_the_whole_line_would_be():
+    """message_key masks each distinct word once; the key is that of masking the line whole."""
+    import random
+    import re
+
+    from buildlog.scan import scanner
+
+    def whole(raw: bytes) -> bytes:
+        return b" ".join(scanner._VOLATILE.sub(b"#", raw).split())
+
+    rng = random.Random(12)
+    alphabet = b"0123456789abcdefxXyzC:/\\ \t\x00()'\"[]._-"
+    lines = [b"".join(bytes([rng.choice(alphabet)]) for _ in range(rng.randint(0, 60))) for _ in range(3000)]
+    lines += [b"0x1f 1x2 C:/a/b deadbeef1 abcdef1 f:/x e0x9 12/ab/cd a1b2c3d4/x/y 9C:\\a\\b", b"  \t ", b""]
+    long = b"x" * 2000 + b" /a/b/c(12): error: 0xff " + b"y" * 2000
+    for _ in range(3):  # the cache of masked words fills and starts afresh, the keys do not change
+        for raw in lines:
+            assert message_key(raw) == whole(raw), raw
+    assert message_key(long, [2010]) == whole(long[:512] + b"\x00" + long[1754:2266])
+    assert re.fullmatch(rb"[^0-9]*", message_key(b"a1 22 333 f00d 0x1 x0 9")), "no digit is left unmasked"
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_line_in_pieces_is_selected_once_and_counted_once(engine):
     data = b"a\n" + b"x" * 5000 + b" error: deep inside " + b"y" * 5000 + b" error: again\nb\nerror: next\n"

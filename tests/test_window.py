@@ -25,6 +25,11 @@ class Recording:
         self.seen.append(endpos - pos)
         return self.regex.finditer(text, pos, endpos)
 
+    def search(self, text: str, pos: int = 0, endpos: int = 2**63):
+        endpos = min(endpos, len(text))
+        self.seen.append(endpos - pos)
+        return self.regex.search(text, pos, endpos)
+
 
 def test_the_old_signature_still_works() -> None:
     hits = search(SYMBOL, Event("text", 7, LINE), False)

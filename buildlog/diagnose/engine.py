@@ -99,21 +99,21 @@ class _Kept:
     def __init__(self) -> None:
         self._kept: list[Finding] = []
         self._count: dict[str, int] = {}
-        self._latest: dict[str, Finding] = {}
+        self._latest: dict[str, Callable[[], Finding]] = {}
 
-    def add(self, finding: Finding) -> None:
-        rule = finding.rule
+    def add(self, rule: Rule, make: Callable[[], Finding]) -> None:
+        """A match of `rule`; `make` builds its finding, only for a match that is kept."""
         if rule.role == "symptom" and not rule.overrides:
             n = self._count[rule.id] = self._count.get(rule.id, 0) + 1
             if n > MAX_SAME:
-                self._latest[rule.id] = finding
+                self._latest[rule.id] = make  # built at the end, if it is still the latest
                 return
-        self._kept.append(finding)
+        self._kept.append(make())
 
     def findings(self) -> list[Finding]:
         if not self._latest:
             return self._kept
-        return sorted([*self._kept, *self._latest.values()], key=lambda f: f.line)
+        return sorted([*self._kept, *(make() for make in self._latest.values())], key=lambda f: f.line)
 
 
 class Diagnoser:
@@ -132,25 +132,39 @@ class Diagnoser:
             facts = cache(partial(facts_for, span.number))  # asked for once, if ever: a long CI log has thousands
             found = _Kept()
             for e in attempt_events:
-                for f in self._match(e, span, texts, facts, attempt_events):
-                    found.add(f)
+                self._match(e, span, texts, facts, attempt_events, found)
             kept = found.findings()
             overridden = {cause for f in kept for cause in f.rule.overrides}
             out.extend(f for f in kept if not (f.rule.role == "cause" and f.rule.cause in overridden))
         return out
 
     def _match(
-        self, event: Event, span: Span, texts: _AttemptText, facts: Callable[[], Facts], attempt_events: Sequence[Event]
-    ) -> list[Finding]:
-        found = []
+        self,
+        event: Event,
+        span: Span,
+        texts: _AttemptText,
+        facts: Callable[[], Facts],
+        attempt_events: Sequence[Event],
+        found: _Kept,
+    ) -> None:
         for rule in self.knowledge.rules_for(event.anchors):
             if "any" not in rule.events and event.kind not in rule.events:
                 continue
-            hits = search(rule.regex, event, rule.multiline, anchors=[a.lstrip("\n") for a in rule.anchors])
+            hits = search(rule.regex, event, rule.multiline, anchors=rule.anchors)
             if hits and _conditions_hold(rule, span, texts, facts):
-                support = _context_event(rule, event, attempt_events) + self._fact_events(rule, facts)
-                found.append(Finding(rule, event, hits[0], span.number, support))
-        return found
+                found.add(rule, partial(self._finding, rule, event, hits[0], span.number, facts, attempt_events))
+
+    def _finding(
+        self,
+        rule: Rule,
+        event: Event,
+        hit: Hit,
+        attempt: int,
+        facts: Callable[[], Facts],
+        attempt_events: Sequence[Event],
+    ) -> Finding:
+        support = _context_event(rule, event, attempt_events) + self._fact_events(rule, facts)
+        return Finding(rule, event, hit, attempt, support)
 
     def _fact_events(self, rule: Rule, facts: Callable[[], Facts]) -> tuple[Event, ...]:
         """The lines that state the facts a rule's condition relied on."""

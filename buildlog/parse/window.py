@@ -63,14 +63,21 @@ def search(
 ) -> list[Hit]:
     """Matches of `regex` that start on the event's own line (later lines only continue them).
 
-    A line longer than LIMIT is searched only within windows around `anchors` (or, when none are
-    given, around the literals the pattern requires); later lines are cut to LIMIT characters.
+    A line longer than LIMIT is searched only within windows around `anchors` (the scanner's, a
+    leading newline is taken off; or, when none are given, around the literals the pattern
+    requires); later lines are cut to LIMIT characters.
     """
-    if len(event.text) > LIMIT and not anchors:
-        anchors = required_literals(regex.pattern, regex.flags)
-    spans = windows(event.text, anchors)
+    text = event.text
+    if len(text) <= LIMIT:
+        if not multiline:  # one short line, searched whole: what nearly every search is
+            if not all_matches:
+                match = regex.search(text)
+                return [Hit(_groups(match), (event.line,), (text,))] if match else []
+            return [Hit(_groups(match), (event.line,), (text,)) for match in regex.finditer(text)]
+        spans = [(0, len(text))]
+    else:
+        spans = windows(text, [a.lstrip("\n") for a in anchors] or required_literals(regex.pattern, regex.flags))
     if not multiline:
-        text = event.text
         hits, done = [], -1  # where the matches of the windows before this one end
         for start, end in spans:
             last = done

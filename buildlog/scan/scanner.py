@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from itertools import compress
 from pathlib import Path
 from typing import NamedTuple
 
@@ -80,16 +81,41 @@ class ScanSummary:
 _VOLATILE = re.compile(rb"(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'\"()\[\]]+){2,}[\\/]?|0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|\d+")
 
 
+# The digits 1-9 play one part in _VOLATILE (only `0` is also a literal, in `0x`), and every digit
+# ends up masked, so a word reads as the same message with them all written as `1`; its words then
+# repeat (`file.cu(1111):`), and each is masked once.
+_ONES = bytes.maketrans(b"23456789", b"11111111")
+_WORDS = 8192  # masked words kept; the set starts afresh when full
+
+
 def message_key(raw: bytes, around: Iterable[int] = ()) -> bytes:
     """The line as a message: volatile parts masked, spaces collapsed.
 
     A long line is read at its start and around each anchor on it (`around`: positions in `raw`),
     which is what rules see of it: masking a 16 KB compile line whole would cost more than the rest.
+    No part of _VOLATILE matches a space, so the line is masked word by word, each distinct word
+    once: `b" ".join(_VOLATILE.sub(b"#", raw).split())`, at a fifth of the cost on a flood.
     """
     if len(raw) > 4 * KEY_SPAN:
         parts = [raw[: 2 * KEY_SPAN]] + [raw[max(0, p - KEY_SPAN) : p + KEY_SPAN] for p in around]
         raw = b"\x00".join(parts)
-    return b" ".join(_VOLATILE.sub(b"#", raw).split())
+    words = raw.translate(_ONES).split()
+    out = list(map(_MASKED.get, words))
+    if None in out:
+        _mask_words(out, words, _VOLATILE.sub)
+    return b" ".join(out)  # type: ignore[arg-type]
+
+
+_MASKED: dict[bytes, bytes] = {}  # word (digits as `1`) -> the word masked
+
+
+def _mask_words(out: list[bytes | None], words: list[bytes], sub: Callable[[bytes, bytes], bytes]) -> None:
+    """Fill in the words of `out` not masked before, and remember them."""
+    if len(_MASKED) > _WORDS:
+        _MASKED.clear()
+    for i, masked in enumerate(out):
+        if masked is None:
+            out[i] = _MASKED[words[i]] = sub(b"#", words[i])
 
 
 def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> tuple[list[bytes], dict[bytes, list[bytes]]]:
@@ -159,12 +185,17 @@ class Scanner:
         self._reset_implied = {
             i: texts for i, pairs in enumerate(self._implied) if (texts := [t for t, name in pairs if name in reset_names])
         }
+        self._maybe_command = self._resets | self._reset_implied.keys()
+        self._alone = [frozenset((i,)) for i in range(len(kept))]  # the anchors of a line with one
+        self._plain = [i not in self._budget and i not in self._maybe_command for i in range(len(kept))]
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: set[int] = set()
         self._seen: dict[bytes, int] = {}
         self._commands = 0
         self._sets: dict[frozenset[str], frozenset[str]] = {}
+        # (anchors found, anchors spent) -> (their names, the texts to look for on the line, whose names)
+        self._checks: dict[tuple[frozenset[int], frozenset[int]], tuple[frozenset[str], tuple, tuple]] = {}
 
     def _reset(self) -> bool:
         """A command started: every budgeted anchor and every message may select lines again
@@ -196,59 +227,97 @@ class Scanner:
         """Yield the candidates of one chunk; return the last line selected and the next chunk's first line."""
         skipped = frozenset(self._spent)
         found = self._occurrences(chunk, continues and number == last, continues, skipped)
-        i, counted = 0, 0
+        # A flood is a million lines like `file.cu(12): error: ...`, each selected by unbudgeted
+        # anchors, not a command, and most counted as a repeat: that path is kept short.
+        budget, maybe_command, seen, repeats = self._budget, self._maybe_command, self._seen, self.repeats
+        alone, plain, masked, volatile = self._alone, self._plain, _MASKED.get, _VOLATILE.sub
+        budgeted, tracked = budget.keys(), summary.repeats.get
+        rfind, find, count = chunk.rfind, chunk.find, chunk.count
+        i, counted, size = 0, 0, len(chunk)
         while i < len(found):
-            pos = found[i][0]
-            start = chunk.rfind(b"\n", 0, pos) + 1
-            end = chunk.find(b"\n", pos)
-            end = len(chunk) if end < 0 else end
-            stop = bisect_left(found, (end, -1), i)  # the first occurrence past this line
-            hits = found[i:stop]
-            i = stop
-            if not self._selects(hits):
+            first, index = found[i]
+            start = rfind(b"\n", 0, first) + 1
+            end = find(b"\n", first)
+            if end < 0:
+                end = size
+            if i + 1 < len(found) and found[i + 1][0] < end:  # more anchors on the line
+                stop = bisect_left(found, (end, -1), i)  # the first occurrence past this line
+                hits = found[i:stop]
+                i = stop
+                indices = frozenset(index for _, index in hits)
+                simple = False
+            else:
+                hits = [(first, index)]
+                i += 1
+                indices = alone[index]
+                simple = plain[index]  # one anchor, neither budgeted nor of a command
+            if not simple and not budgeted.isdisjoint(indices) and not self._selects(hits):
                 continue
-            number += chunk.count(b"\n", counted, start)
+            number += count(b"\n", counted, start)
             counted = start
             last = number
             summary.candidates += 1
-            raw = _clip(chunk, start, end, pos)
-            indices = {index for _, index in hits}
-            command = bool(indices & self._resets) or any(
-                text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
-            )
-            if command:
-                if self._reset() and skipped:  # anchors left out of this search are live again
-                    skipped = frozenset()
-                    found, i = self.engine.find(chunk, end + 1, skipped), 0
-            elif self._repeat(raw, number, summary, [p - start for p, _ in hits if start <= p < start + len(raw)]):
+            if not simple and not maybe_command.isdisjoint(indices):
+                raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
+                if self._is_command(indices, raw):
+                    if self._reset() and skipped:  # anchors left out of this search are live again
+                        skipped = frozenset()
+                        found, i = self.engine.find(chunk, end + 1, skipped), 0
+                    yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
+                    continue
+            # counted if its message was taken `repeats` times since the last command
+            if end - start <= 4 * KEY_SPAN:  # message_key, inline: the path a flood's every line takes
+                raw = chunk[start:end]
+                words = raw.translate(_ONES).split()
+                out = list(map(masked, words))
+                if None in out:
+                    _mask_words(out, words, volatile)
+                key = b" ".join(out)  # type: ignore[arg-type]
+            else:
+                raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
+                key = message_key(raw, [p - start for p, _ in hits if start <= p < start + len(raw)])
+            times = seen.get(key, 0)
+            if times >= repeats:  # a repeat: counted, not taken
+                summary.repeated += 1
+                entry = tracked(key)
+                if entry is not None:
+                    entry[2] = int(entry[2]) + 1
+                else:
+                    self._track(key, raw, number, summary)
                 continue
+            seen[key] = times + 1
             yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
-        return last, number + chunk.count(b"\n", counted)
+        return last, number + count(b"\n", counted)
 
-    def _repeat(self, raw: bytes, number: int, summary: ScanSummary, around: list[int]) -> bool:
-        """Count the line if its message was taken `repeats` times since the last command."""
-        key = message_key(raw, around)
-        seen = self._seen.get(key, 0)
-        if seen < self.repeats:
-            self._seen[key] = seen + 1
-            return False
-        summary.repeated += 1
-        entry = summary.repeats.get(key)
-        if entry is not None:
-            entry[2] = int(entry[2]) + 1
-        elif len(summary.repeats) < MAX_TRACKED:
+    def _is_command(self, indices: set[int], raw: bytes) -> bool:
+        """Does a line with these anchors start a command (a command anchor, found or implied)?"""
+        return bool(indices & self._resets) or any(
+            text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
+        )
+
+    def _track(self, key: bytes, raw: bytes, number: int, summary: ScanSummary) -> None:
+        """The first repeat of a message: its first text is kept for the report (the first MAX_TRACKED)."""
+        if len(summary.repeats) < MAX_TRACKED:
             summary.repeats[key] = [number, _whole_words(raw[:300], False, len(raw) > 300), 1]
-        return True
 
     def _anchor_names(self, indices: set[int], raw: bytes) -> frozenset[str]:
         """Every anchor on the line: those found, those they imply that the line holds too, and
         budgeted ones the search left out once spent (a line selected anyway is read whole)."""
-        names = {self._names[i] for i in indices}
-        if self._spent:
-            names.update(self._names[i] for i in self._spent if self._texts[i] in raw)
-        for i in indices:
-            names.update(name for text, name in self._implied[i] if text in raw)
-        found = frozenset(names)
+        spent = frozenset(self._spent)
+        plan = self._checks.get((indices, spent))
+        if plan is None:  # what to look for on a line with these anchors found, while these are spent
+            pairs = [(self._texts[i], self._names[i]) for i in sorted(spent)]
+            pairs += [pair for i in sorted(indices) for pair in self._implied[i]]
+            plan = self._checks[(indices, spent)] = (
+                frozenset(self._names[i] for i in indices),
+                tuple(t for t, _ in pairs),
+                tuple(n for _, n in pairs),
+            )
+        found, texts, names = plan
+        if texts:
+            held = tuple(compress(names, map(raw.__contains__, texts)))
+            if held:
+                found = found.union(held)
         return self._sets.setdefault(found, found)  # one object per set: a flood's events share a few
 
     def _occurrences(
