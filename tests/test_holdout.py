@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from buildlog.knowledge.artefact import bundled
-from buildlog.learn.holdout import _without_rules_from, fold_of, holdout, source_of
+from buildlog.learn.holdout import _without_rules_from, fold_of, holdout
+from buildlog.learn.training import source_of
 from buildlog.store.cases import iter_cases
 from tests.conftest import CORPUS
 
@@ -36,7 +37,7 @@ def test_holdout_reports_each_engine_on_the_measured_cases():
 
 
 def test_a_log_that_quotes_a_held_out_repositorys_thread_does_not_train_its_fold():
-    from buildlog.learn.holdout import may_train, repositories_of
+    from buildlog.learn.training import may_train, repositories_of
 
     own = next(c for c in iter_cases(CORPUS) if "github.com/Dao-AILab/flash-attention" in c.sidecar.source)
     assert "dao-ailab/flash-attention" in repositories_of(own)

@@ -73,10 +73,53 @@ def test_bundled_model_was_trained_on_this_corpus():
     from buildlog.learn.training import corpus_hash
 
     model = model_of(bundled().classifier_data)
-    assert model is not None, "no bundled model: run `buildlog rebuild corpus/cases`"
-    assert model.corpus_hash == corpus_hash(list(iter_cases(CORPUS))), (
-        "corpus changed: run `buildlog rebuild corpus/cases`"
+    assert model is not None, "no bundled model: run `buildlog rebuild corpus/cases corpus/pasted`"
+    assert model.corpus_hash == corpus_hash(list(iter_cases(CORPUS)) + list(iter_cases(CORPUS.parent / "pasted"))), (
+        "corpus changed: run `buildlog rebuild corpus/cases corpus/pasted`"
     )
+
+
+def test_what_ships_is_trained_as_a_holdout_fold_is(tmp_path, monkeypatch):
+    """`buildlog train` (which `rebuild` runs) and every holdout fold train through fold_training, on the
+    same cases, the shipped one with nothing held out and a fold without its repositories: one code path."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from buildlog.cli import main
+    from buildlog.learn import holdout as holdout_module
+    from buildlog.learn import training
+    from buildlog.learn.holdout import fold_of, holdout
+    from buildlog.learn.training import source_of
+
+    k = bundled()
+    pasted = [c for c in iter_cases(CORPUS.parent / "pasted") if c.sidecar.causes[0] in k.causes][:12]
+    pasted += [c for c in iter_cases(CORPUS.parent / "pasted") if not c.sidecar.diagnosed][:2]
+    cases = list(iter_cases(CORPUS))[:12]
+    for folder, chosen in (("cases", cases), ("pasted", pasted)):
+        (tmp_path / folder).mkdir()
+        for case in chosen:
+            shutil.copy(case.log_path, tmp_path / folder)
+            shutil.copy(case.log_path.with_name(case.slug + ".toml"), tmp_path / folder)
+    calls = []
+
+    def spy(cases, knowledge, held=frozenset(), corpus=None, samples=None):  # type: ignore[no-untyped-def]
+        calls.append((sorted(c.slug for c in cases), held, corpus))
+        return dict(bundled().classifier_data)  # a real model, without the cost of fitting one
+
+    monkeypatch.setattr(training, "fold_training", spy)
+    monkeypatch.setattr(holdout_module, "fold_training", spy)
+    out = tmp_path / "model.json"
+    run = CliRunner().invoke(main, ["train", str(tmp_path / "cases"), str(tmp_path / "pasted"), "-o", str(out)])
+    assert run.exit_code == 0, run.output
+    every = sorted(c.slug for c in cases + pasted)
+    assert calls == [(every, frozenset(), None)]  # all of both folders, nothing held out, the corpus hash
+    assert json.loads(out.read_text()) == json.loads(json.dumps(dict(bundled().classifier_data)))
+    calls.clear()
+    copied = list(iter_cases(tmp_path / "cases")) + list(iter_cases(tmp_path / "pasted"))
+    holdout(copied, k, [c for c in copied if c.sidecar.provenance == "pasted"], folds=2)
+    folds = {f: frozenset(source_of(c).lower() for c in pasted[:12] if fold_of(source_of(c), 2) == f) for f in (0, 1)}
+    assert calls == [(every, folds[f], f"holdout-{f}") for f in (0, 1) if folds[f]]
 
 
 def test_explaining_a_log_does_not_import_scikit_learn(tmp_path):
@@ -166,11 +209,14 @@ def test_rebuild_check_covers_the_classifier(tmp_path):
 
     from buildlog.cli import main
 
-    def check() -> str:
-        return CliRunner().invoke(main, ["rebuild", "--check", str(tmp_path / "cases")]).output.strip()
+    def check(*folders: str) -> str:
+        args = [str(tmp_path / f) for f in folders or ("cases", "pasted")]
+        return CliRunner().invoke(main, ["rebuild", "--check", *args]).output.strip()
 
     shutil.copytree(CORPUS, tmp_path / "cases")
+    shutil.copytree(CORPUS.parent / "pasted", tmp_path / "pasted")
     assert check() == "up to date"
+    assert "classifier.json" in check("cases")  # it learnt from the pastes too
     (tmp_path / "cases" / f"{next(iter_cases(CORPUS)).slug}.toml").unlink()
     assert "classifier.json" in check()
 

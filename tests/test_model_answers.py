@@ -5,12 +5,24 @@ from __future__ import annotations
 from buildlog.diagnose import verdict
 from buildlog.knowledge.artefact import bundled
 from buildlog.learn.classifier import Prediction
-from buildlog.learn.holdout import may_train
+from buildlog.learn.training import may_train
 from buildlog.store.cases import Case, Sidecar
 from tests.conftest import analyse_text
 
 # A cut-off paste: an error the rules do not know, and no line that says the build failed.
-CUT_OFF = "Collecting somepkg==1.0\n  Downloading somepkg-1.0.tar.gz (12 kB)\nsomething odd happened in somepkg\n"
+CUT_OFF = "Collecting somepkg==1.0\n  Downloading somepkg-1.0.tar.gz (12 kB)\nerror: somepkg could not find its odd part\n"
+# The same paste where nothing went wrong yet, and a build that went on past its warning to link and copy.
+NO_FAILURE = "Collecting somepkg==1.0\n  Downloading somepkg-1.0.tar.gz (12 kB)\nsomepkg: WARNING: could not find its odd part\n"
+BUILT = (
+    "$ python setup.py build_ext --inplace\nrunning build_ext\nbuilding 'somepkg' extension\n"
+    "somepkg: ERROR: could not find its odd part, using the plain one\ng++ -O2 -shared build/temp/a.o -o build/lib/somepkg.so\n"
+    "copying build/lib/somepkg.so -> somepkg\n"
+)
+# Installed, then a check that fails in a way no rule knows.
+CHECK_FAILED = (
+    "$ pip install ./x\nProcessing ./x\nSuccessfully installed x-0.1\n$ python -c 'import x'\n"
+    'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\nImportError: x could not load its odd part\n'
+)
 
 
 def _confident(cause: str):  # type: ignore[no-untyped-def]
@@ -35,6 +47,26 @@ def test_a_confident_classifier_answers_where_no_failure_line_was_found(monkeypa
     report = analyse_text(CUT_OFF).report
     assert report.status == "failure" and [r.id for r in report.root_causes] == ["disk_full"]
     assert report.root_causes[0].engine == "model" and report.root_causes[0].fix
+
+
+def test_a_confident_classifier_names_no_cause_where_the_log_shows_no_failure(monkeypatch):
+    monkeypatch.setattr(verdict, "_classify", _confident("disk_full"))
+    for text in (NO_FAILURE, BUILT):  # nothing failed yet; a success that no line marks
+        report = analyse_text(text).report
+        assert report.status == "unknown" and not report.root_causes, text
+        assert report.missing  # the honest "not enough log"
+    # the error said in a warning, or before the build went on: the same guard the holdout measures
+    assert not verdict.may_classify(analyse_text(BUILT).events, analyse_text(BUILT).attempts[-1], "unknown")
+    cut = analyse_text(CUT_OFF)
+    assert verdict.may_classify(cut.events, cut.attempts[-1], "unknown")
+
+
+def test_a_confident_classifier_names_no_cause_where_the_build_succeeded(monkeypatch):
+    plain = analyse_text(CHECK_FAILED).report
+    assert plain.status == "failure" and plain.attempts[0].outcome == "success"
+    monkeypatch.setattr(verdict, "_classify", _confident("abi_mismatch"))
+    report = analyse_text(CHECK_FAILED).report
+    assert [r.id for r in report.root_causes] == ["unknown"] and "best guess" not in report.root_causes[0].fix
 
 
 def test_an_unsure_classifier_leaves_an_unknown_log_unknown(monkeypatch):

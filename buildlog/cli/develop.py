@@ -75,8 +75,9 @@ def train(folders: tuple[str, ...], output: str | None) -> None:
     """Train the classifier on folders of cases and export it for use without scikit-learn.
 
     Cases whose thread never named a cause (`diagnosed = false`) and labels buildlog cannot
-    report are left out. `buildlog rebuild corpus/cases` trains the bundled model: the tests check
-    that it was trained on the corpus as it is.
+    report are left out; training is the same as a fold of `eval --holdout`, with nothing held out.
+    `buildlog rebuild corpus/cases corpus/pasted` trains the bundled model: the tests check that it
+    was trained on those folders as they are.
 
     \b
     Examples:
@@ -144,21 +145,22 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
 
 
 @main.command()
-@click.argument("folder", metavar="[DIR]", required=False, type=click.Path(file_okay=False, path_type=str))
+@click.argument("folders", metavar="[DIR]...", nargs=-1, type=click.Path(file_okay=False, path_type=str))
 @click.option("--check", is_flag=True, help="Only say whether each is current (exit 1 when one is stale).")
 @friendly
-def rebuild(folder: str | None, check: bool) -> None:
+def rebuild(folders: tuple[str, ...], check: bool) -> None:
     """Rebuild what is derived: the knowledge artefact (buildlog/knowledge/bundled.json, from the
-    knowledge files), and with DIR the classifier and the seen-before index (from a corpus folder).
+    knowledge files), and with DIRs the classifier (trained on all of them, as a holdout fold is)
+    and the seen-before index (from the first).
 
-    Run it after changing a rule, a table or a grammar, and (with corpus/cases) after adding cases:
+    Run it after changing a rule, a table or a grammar, and after adding cases:
     the tests fail while any of them is stale.
 
     \b
     Examples:
       buildlog rebuild
-      buildlog rebuild corpus/cases
-      buildlog rebuild corpus/cases --check
+      buildlog rebuild corpus/cases corpus/pasted
+      buildlog rebuild --check corpus/cases corpus/pasted
     """
     import json
     from pathlib import Path
@@ -170,21 +172,21 @@ def rebuild(folder: str | None, check: bool) -> None:
     if check:
         if not artefact.is_current():
             stale.append(str(artefact.default_path()))
-        if folder:
+        if folders:
             path = index.default_index_path()
             current = json.loads(path.read_text("utf-8")).get("corpus_hash") if path.is_file() else None
-            if current != index.corpus_hash(Path(folder)):
+            if current != index.corpus_hash(Path(folders[0])):
                 stale.append(str(path))
-            if not _classifier_current(Path(folder)):
+            if not _classifier_current([Path(f) for f in folders]):
                 stale.append(str(_classifier_path()))
         click.echo("stale: " + ", ".join(stale) if stale else "up to date")
         sys.exit(EXIT_FAILURES_FOUND if stale else EXIT_OK)
     data = artefact.write()
     artefact.bundled.cache_clear()  # what follows (training) reads the knowledge just written
     click.echo(f"{artefact.default_path()}: {len(data['rules'])} rules, {len(data['facts'])} fact patterns")
-    if folder:
-        click.get_current_context().invoke(train, folders=(folder,), output=None)
-        built = index.build_index(Path(folder))
+    if folders:
+        click.get_current_context().invoke(train, folders=folders, output=None)
+        built = index.build_index(Path(folders[0]))
         index.default_index_path().write_text(index.dump_index(built), "utf-8")
         click.echo(f"{index.default_index_path()}: {len(built['cases'])} cases")
 
@@ -198,12 +200,12 @@ def _classifier_path() -> Path:
     return Path(buildlog.knowledge.__file__).resolve().parent / "classifier.json"
 
 
-def _classifier_current(folder: Path) -> bool:
-    """Whether the bundled classifier was trained on this corpus folder as it is."""
+def _classifier_current(folders: list[Path]) -> bool:
+    """Whether the bundled classifier was trained on these corpus folders as they are."""
     import json
 
     from buildlog.learn.training import corpus_hash, training_cases
 
     path = _classifier_path()
     stored = json.loads(path.read_text("utf-8")).get("corpus_hash") if path.is_file() else None
-    return stored == corpus_hash(training_cases([folder]))
+    return stored == corpus_hash(training_cases(folders))

@@ -19,7 +19,7 @@ from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.records import Hint
 from buildlog.knowledge.vocabulary import EventKind
 from buildlog.learn.classifier import Prediction, model_of
-from buildlog.learn.features import failure_lines
+from buildlog.learn.features import FAILURE_KINDS, failure_lines, states_error
 from buildlog.parse.events import Event
 from buildlog.report.schema import Evidence, Facts, Incident, Outcome, Risk, RootCause, Status
 from buildlog.segment import Span, group_steps
@@ -94,12 +94,13 @@ def decide(data: Inputs) -> Diagnosis:
     ended = {n: "failure" if _check_failed(by_number[n]) else o for n, o in outcomes.items()}
     roots = _root_causes(causal, incidents, data, ended)
     unexplained = _last_failed_unexplained(data.spans, ended, causal)
-    if status == "unknown" and not causal and data.spans:  # no failure marker: the classifier may still know the error
-        guess = _from_model(data, data.spans[-1])
+    if status == "unknown" and not causal and data.spans:  # no failure marker: a paste cut off after its error
+        guess = _from_model(data, data.spans[-1], outcomes[data.spans[-1].number])
         if guess is not None:
             status, roots = "failure", [guess]
     if status == "failure" and unexplained is not None:
-        last_word = _from_model(data, unexplained) or _unknown(data, unexplained)
+        outcome = outcomes[unexplained.number]
+        last_word = _from_model(data, unexplained, outcome) or _unknown(data, unexplained, outcome)
         resolved_all = all(_resolved(r.id, incidents) for r in roots)
         roots.insert(0, last_word) if resolved_all else roots.append(last_word)  # what is still broken leads
     last = data.spans[-1]
@@ -261,8 +262,31 @@ def _classify(data: Inputs, span: Span) -> Prediction | None:
     return model.predict(lines) if model and lines else None
 
 
-def _from_model(data: Inputs, span: Span) -> RootCause | None:
-    """Ask the classifier about an attempt no rule explains; None when it abstains."""
+def may_classify(events: Sequence[Event], span: Span, outcome: Outcome) -> bool:
+    """Whether the classifier may name a cause for an attempt no rule explains (`outcome`: how its
+    build ended, by the rules). Never where the build succeeded (only a check run after it failed:
+    that failure has no build output to read). Where nothing says how the build ended, only when the
+    attempt ends in an error: a line that states one (not a warning; learn.features.states_error),
+    among the lines the classifier reads, at or after the line where the attempt reached its
+    furthest stage. A paste cut off right after its error passes; a log that shows no failure at
+    all, or a build that went on to link and copy its library after its warnings (a success
+    nothing marks), does not, and keeps its honest "not enough log"."""
+    if outcome == "success":
+        return False
+    if outcome == "failure" or _check_failed(span):
+        return True
+    since = max(span.start, span.stages.get(span.stage, span.start))
+    return any(
+        states_error(event.text) or any(states_error(text) for text in event.after[:2])
+        for event in events
+        if since <= event.line <= span.end and event.kind in FAILURE_KINDS
+    )
+
+
+def _from_model(data: Inputs, span: Span, outcome: Outcome) -> RootCause | None:
+    """Ask the classifier about an attempt no rule explains; None when it abstains or may not answer."""
+    if not data.use_model or not may_classify(data.events, span, outcome):
+        return None
     prediction = _classify(data, span)
     if prediction is None or not prediction.confident:
         return None
@@ -301,7 +325,7 @@ def _first_error(data: Inputs, span: Span) -> Finding | None:
     return min(errors, key=lambda f: f.line, default=None)
 
 
-def _unknown(data: Inputs, span: Span) -> RootCause:
+def _unknown(data: Inputs, span: Span, outcome: Outcome) -> RootCause:
     hint = _hint_for(data, span)
     text = hint.text if hint else "No rule explains this failure. The first error line is usually the cause."
     stage = span.stage
@@ -310,7 +334,7 @@ def _unknown(data: Inputs, span: Span) -> RootCause:
     first = _first_error(data, span)
     if first is not None:
         text += f"\nFirst error (line {first.line}): {first.event.text.strip()[:240]}"
-    guess = _model_guess(data, span)
+    guess = _model_guess(data, span) if may_classify(data.events, span, outcome) else ""
     return RootCause(
         id="unknown", title="No known cause matched", confidence=0.0, evidence=_relevant(data)[:MAX_EVIDENCE], rule=None,
         fix=text + (f"\n(The classifier's best guess, not confident enough to report: {guess}.)" if guess else ""),

@@ -118,7 +118,7 @@ def model_from_dict(data: dict) -> LinearModel:
     if data.get("format") != MODEL_FORMAT or data.get("features_version") != MODEL_FEATURES_VERSION:
         raise BuildlogError(
             f"model file has format {data.get('format')}/{data.get('features_version')}, "
-            f"expected {MODEL_FORMAT}/{MODEL_FEATURES_VERSION}: retrain with `buildlog rebuild corpus/cases`"
+            f"expected {MODEL_FORMAT}/{MODEL_FEATURES_VERSION}: retrain with `buildlog rebuild corpus/cases corpus/pasted`"
         )
     words, classes = data["vocabulary"].split("\n") if data["vocabulary"] else [], tuple(data["classes"])
     coef, idf = Packed(data["coef"], "f", len(classes)), unpack_floats(data["idf"], "d")

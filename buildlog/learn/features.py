@@ -62,6 +62,18 @@ _SUMMARY = re.compile(
 )
 
 
+# A complaint said as a warning ("UserWarning: Failed to initialize NumPy", "WARNING: Retrying ... after
+# connection broken") is not yet a failure; a tool that prefixes every line ("warning: x.h:4: error: ...")
+# still says error.
+_WARNING = re.compile(r"warn", re.IGNORECASE)
+_ERROR_WORD = re.compile(r"\b(?:error|fatal)\b", re.IGNORECASE)
+
+
+def states_error(line: str) -> bool:
+    """Whether a line reads as a complaint (the classifier's `!` lines) and not as a warning."""
+    return bool(_COMPLAINT.search(line)) and (not _WARNING.search(line) or bool(_ERROR_WORD.search(line)))
+
+
 def only_summary(lines: Iterable[str]) -> bool:
     """Whether every (non-blank) line is part of pip's or uv's summary of a failed build."""
     return all(_SUMMARY.search(line) for line in lines if line.strip())

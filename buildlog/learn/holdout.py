@@ -9,32 +9,15 @@ with the classifier's precision where it answers and the cases it adds that rule
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from buildlog.diagnose.verdict import may_classify
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.learn.classifier import model_from_dict
-from buildlog.learn.training import Sample, fit, last_failure_lines, samples_of
-from buildlog.pipeline import Options, analyse, trace
+from buildlog.learn.training import fold_training, last_failure_lines, samples_of, source_of
+from buildlog.pipeline import Analysis, Options, analyse, trace
 from buildlog.store.cases import Case
-
-OWN_SOURCE = "buildlog (captured and reconstructed here)"
-_REPOSITORY_URL = re.compile(r"github\.com/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+?)(?:\.git)?(?=[/#?)'\"\s,;]|$)")
-
-
-def source_of(case: Case) -> str:
-    """The repository a case comes from; logs made here count as this project's own source."""
-    return case.sidecar.repository or OWN_SOURCE
-
-
-def repositories_of(case: Case) -> frozenset[str]:
-    """Every repository a case draws on, lower-cased: a paste's own, and those whose threads a log
-    reconstructed here quotes (its `source` and `ticket`), so that it is not trained on when one
-    of them is held out."""
-    named = {case.sidecar.repository} if case.sidecar.repository else set()
-    named.update(_REPOSITORY_URL.findall(f"{case.sidecar.source} {case.sidecar.ticket}"))
-    return frozenset(n.lower() for n in named)
 
 
 @dataclass
@@ -74,18 +57,11 @@ class HoldoutResult:
     model_in_both: Tally = field(default_factory=Tally)  # the cases where the classifier's answer leads
     thresholds: list[float] = field(default_factory=list)  # each fold's classifier's, chosen in its training data
     class_thresholds: list[dict[str, float]] = field(default_factory=list)  # ... and the causes' lower ones
+    trained: list[dict] = field(default_factory=list)  # each fold's exported classifier
 
 
 def fold_of(source: str, folds: int) -> int:
     return int(hashlib.sha256(source.encode()).hexdigest(), 16) % folds
-
-
-def may_train(case: Case, held: frozenset[str]) -> bool:
-    """Whether a case may train the model that judges the held-out sources (lower-cased): none of the
-    repositories it draws on is held out. Logs made here that quote no repository train every fold."""
-    if not case.sidecar.diagnosed:  # its "unknown" is a want of a diagnosis, not a label
-        return False
-    return source_of(case).lower() not in held and not repositories_of(case) & held
 
 
 def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case], folds: int = 5) -> HoldoutResult:
@@ -99,7 +75,7 @@ def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case
     """
     base = Options(use_model=False)
     samples = {c.slug: samples_of(c, knowledge) for c in cases}
-    known = set(knowledge.causes) | {"unknown"}
+    known = set(knowledge.causes) | {"unknown"}  # measured: a thread may say no known cause fits
     result = HoldoutResult(folds, len({source_of(c) for c in cases}))
     for k in range(folds):
         held = [
@@ -113,8 +89,7 @@ def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case
         if not held:
             continue
         away = frozenset(source_of(c).lower() for c in held)
-        train: list[Sample] = [s for c in cases if may_train(c, away) for s in samples[c.slug] if s.label in known]
-        data = fit(train, f"holdout-{k}")
+        data = fold_training(cases, knowledge, away, f"holdout-{k}", samples)  # as `buildlog rebuild` trains
         model = model_from_dict(data)
         with_model = _with_classifier(knowledge, data)
         for case in held:
@@ -124,7 +99,7 @@ def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case
             analysis = trace(raw, mine, options=base)
             by_rules = _primary(analysis.report)
             result.rules.add(expected, by_rules)
-            lines = last_failure_lines(analysis)
+            lines = last_failure_lines(analysis) if _may_classify(analysis) else []  # the guards reports apply
             prediction = model.predict(lines) if lines else None
             result.model.add(expected, prediction.cause if prediction and prediction.confident else "unknown")
             report = analyse(raw, _without_rules_from(with_model, source_of(case)))
@@ -136,9 +111,18 @@ def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case
                 result.model_adds.append(case.slug)
             if both != expected:
                 result.misses.append((case.slug, expected, both))
+        result.trained.append(data)
         result.thresholds.append(float(data["threshold"]))
         result.class_thresholds.append(dict(data.get("class_thresholds", {})))
     return result
+
+
+def _may_classify(analysis: Analysis) -> bool:
+    """verdict.may_classify for the attempt the classifier alone reads (the last failed one, else the last)."""
+    ended = {a.number: a.outcome for a in analysis.report.attempts}
+    failed = [s for s in analysis.attempts if ended.get(s.number) == "failure"]
+    span = failed[-1] if failed else (analysis.attempts[-1] if analysis.attempts else None)
+    return span is not None and may_classify(analysis.events, span, ended.get(span.number, "unknown"))
 
 
 def _primary(report: object) -> str:
