@@ -113,3 +113,26 @@ def test_inside_a_torch_build_the_std_nvcc_lacks_is_torch_s():
         "nvcc fatal   : Value 'c++20' is not defined for option 'std'\n"
     )
     assert _cause(text) == "cuda_version_mismatch"
+
+
+CONDA_FORMS = [
+    "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - cudatoolkit=13.5\n",
+    "PackagesNotFoundError: The following packages are not available from current channels:\n\n  - nvidia/label/cuda-99.1::cuda-nvcc\n",
+    "ResolvePackageNotFound: \n  - libgomp==11.2.0=h1234567_1\n",
+]
+
+
+@pytest.mark.parametrize("text", CONDA_FORMS)
+def test_conda_finding_no_package_is_no_matching_distribution(text):
+    assert _cause(f"$ conda install -y pkg\nSolving environment: failed\n\n{text}") == "no_matching_distribution"
+
+
+def test_conda_removing_a_package_that_is_not_there_is_not_a_missing_release():
+    text = "$ conda remove -y numpy\n\nPackagesNotFoundError: The following packages are missing from the target environment:\n  - numpy\n"
+    assert _cause(text) != "no_matching_distribution"
+
+
+def test_conda_s_fix_names_the_package_without_its_channel():
+    text = CONDA_FORMS[1]
+    causes = analyse_text(f"$ conda install -y cuda-nvcc\n{text}").report.root_causes
+    assert causes and 'conda search "cuda-nvcc"' in causes[0].fix
