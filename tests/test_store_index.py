@@ -27,7 +27,7 @@ from buildlog.store.paths import data_dir, store_path
 from buildlog.store.similar import THRESHOLD, Past, PastFailures, corpus_past, rank, rank_corpus
 from tests.conftest import CORPUS
 
-REBUILD = "rebuild it: buildlog rebuild corpus/cases"
+REBUILD = "rebuild it: buildlog rebuild corpus/cases corpus/pasted"
 
 
 def test_bundled_index_matches_the_corpus():

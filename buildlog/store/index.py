@@ -6,7 +6,7 @@ length, and per word its idf and postings (which cases have it, how often), with
 corpus so that a test can tell when it is stale. Kept by word, a run parses one short string per
 word and reads the postings of the log's own words only (`postings`), not every case's counts.
 
-Rebuild after changing the corpus: `buildlog rebuild corpus/cases`.
+Rebuild after changing the corpus: `buildlog rebuild corpus/cases corpus/pasted` (the index is built from the first folder).
 """
 
 from __future__ import annotations
