@@ -56,3 +56,14 @@ def test_a_linux_log_keeps_its_shell():
     fixes = "\n".join(c.fix for c in analyse_text(log).report.root_causes)
     assert "$ export CUDA_HOME=" in fixes and "$env:" not in fixes
     assert "<" not in "".join(commands(fixes))
+
+
+def test_fallbacks_nest_to_any_depth_and_a_value_s_braces_stay_text():
+    from buildlog.diagnose.template import fill
+
+    template = "tried {compiler|{compiler2|{compiler3|the system compiler}}}"
+    assert fill(template, {}) == "tried the system compiler"
+    assert fill(template, {"compiler3": "g++"}) == "tried g++"
+    assert fill(template, {"compiler2": "cc", "compiler3": "g++"}) == "tried cc"
+    assert fill("at {path|{other}}", {"path": "/x/{other}"}) == "at /x/{other}"
+    assert fill("use {cuda|{torch_cuda|the CUDA} toolkit}", {"torch_cuda": "12.4"}) == "use 12.4 toolkit"

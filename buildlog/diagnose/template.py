@@ -1,6 +1,7 @@
 """Fix templates: `{name}` placeholders filled from a mapping of values.
 
-`{name|text}` gives `text` when the value is unknown; `text` may itself name one `{other}` value.
+`{name|text}` gives `text` when the value is unknown; `text` may itself hold placeholders, nested to
+any depth (`{a|{b|{c|words}}}`: the first known of a, b, c, else the words).
 A template whose value is missing keeps a readable placeholder such as <name> instead of failing;
 a `$` line that would keep one is said in words instead, so that every `$` line can be pasted.
 When the values say the log came from Windows (`_platform` = "windows"), the `$` lines are written
@@ -13,7 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|((?:[^{}]|\{\w+\})*))?\}")
+_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")  # innermost first: filled until none is left
+_KEPT = re.compile("\x00(\\d+)\x00")
 WINDOWS = "windows"
 _EXPORT = re.compile(r"^(\s*\$ )export (.+)$")
 _ASSIGN = re.compile(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S+)")
@@ -28,17 +30,20 @@ _VS_TOOLS = (
 
 def fill(template: str, values: Mapping[str, str]) -> str:
     """Replace placeholders; unknown names without a fallback become <name>."""
+    kept: list[str] = []  # values from the log are set aside, so a brace in one is never read as a placeholder
 
     def one(match: re.Match[str]) -> str:
         name, fallback = match.group(1), match.group(2)
-        value = values.get(name, "")
-        if value:
-            return value
-        if fallback is None:
-            return f"<{name}>"
-        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), "") or f"<{m.group(1)}>", fallback)
+        if value := values.get(name, ""):
+            kept.append(value)
+            return f"\x00{len(kept) - 1}\x00"
+        return f"<{name}>" if fallback is None else fallback
 
-    text = "\n".join(_unpasteable(line) for line in _PLACEHOLDER.sub(one, template).strip().splitlines())
+    text, done = template, ""
+    while text != done:
+        text, done = _PLACEHOLDER.sub(one, text), text
+    text = _KEPT.sub(lambda m: kept[int(m.group(1))], text)
+    text = "\n".join(_unpasteable(line) for line in text.strip().splitlines())
     if values.get("_platform") == WINDOWS:
         text = for_windows(text)
     return text

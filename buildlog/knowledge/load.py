@@ -26,7 +26,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-_PLACEHOLDER = re.compile(r"\{(\w+)(?:\|((?:[^{}]|\{\w+\})*))?\}")
+_PLACEHOLDER = re.compile(r"\{(\w+)[|}]")
 
 # Knowledge files at the top of buildlog/knowledge and the schema each one follows.
 FILES = {
@@ -171,11 +171,7 @@ def _compact(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _template_names(template: str) -> list[str]:
-    names = []
-    for m in _PLACEHOLDER.finditer(template):
-        names.append(m.group(1))
-        names += re.findall(r"\{(\w+)\}", m.group(2) or "")
-    return names
+    return _PLACEHOLDER.findall(template)  # every `{name` of a placeholder, at any depth of fallbacks
 
 
 def _known_value(name: str, groups: set[str]) -> bool:
