@@ -275,3 +275,36 @@ def test_an_anchor_inside_one_inside_another_is_still_reported(engine):
         3: frozenset({" ERROR: ", "ERROR: "}),
         4: frozenset({"ERROR: "}),
     }
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_line_carries_every_anchor_it_holds_on_random_lines(engine):
+    """A line with one anchor found looks only for the implied anchors whose text before the found
+    one agrees with the line (Scanner._near_plan): on random lines built of the anchors' pieces,
+    at the start of lines and not, every selected line carries exactly the anchors its text holds."""
+    import random
+
+    anchors = ["error:", "error: ", "fatal error: ", "a: error:", "error:error:", "rror: x", "ninja: error: "]
+    anchors += ["e", "xe"]
+    pieces = [b"error:", b"error", b"fatal ", b"a: ", b" ", b"x", b"ninja: ", b":", b"e", b"rror", b"f"]
+    rng = random.Random(7)
+    lines = [b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(4000)]
+    data = b"\n".join(lines) + b"\n"
+    scanner = Scanner(anchors, after=0, engine=engine, repeats=10**9)
+    got = {c.number: c.anchors for c in scanner.scan(iter_chunks(io.BytesIO(data), size=4096), ScanSummary())}
+    for number, line in enumerate(lines, 1):
+        held = frozenset(a for a in anchors if a.encode() in line)
+        assert got.get(number, frozenset()) == held, line
+    assert any(scanner._near), "the short way was taken"
+
+
+def test_the_message_key_does_not_depend_on_the_word_cache_size(monkeypatch):
+    from buildlog.scan import scanner
+
+    monkeypatch.setattr(scanner, "_WORDS", 7)
+    scanner._MASKED.clear()
+    lines = [b"/a/b%d.cu(%d): error: x%d 0x%x f%d" % (i, i, i % 5, i, i % 11) for i in range(200)]
+    for raw in lines * 2:
+        assert message_key(raw) == b" ".join(scanner._VOLATILE.sub(b"#", raw).split())
+    assert len(scanner._MASKED) <= 7
+    scanner._MASKED.clear()
