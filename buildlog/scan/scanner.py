@@ -195,11 +195,6 @@ class Scanner:
         self._sets: dict[frozenset[str], frozenset[str]] = {}
         # (anchors found, anchors spent) -> (their names, the texts to look for on the line, whose names)
         self._checks: dict[tuple[frozenset[int], frozenset[int]], tuple] = {}
-        # per anchor that does not start a line and implies others: the implied ones to look for by
-        # the two bytes before it, filled in as seen (see _anchor_names)
-        self._near: list[dict[bytes, tuple] | None] = [
-            {} if self._implied[i] and not p.line_start else None for i, p in enumerate(parsed)
-        ]
 
     def _reset(self) -> bool:
         """A command started: every budgeted anchor and every message may select lines again
@@ -233,13 +228,15 @@ class Scanner:
         found = self._occurrences(chunk, continues and number == last, continues, skipped)
         # A flood is a million lines like `file.cu(12): error: ...`, each selected by unbudgeted
         # anchors, not a command, and most counted as a repeat: that path is kept short (no list
-        # of hits, counters kept locally and added to the summary before each candidate leaves).
+        # of hits, counters kept locally and added to the summary before each candidate leaves, and
+        # the newlines before a line counted only when its number is needed).
         budget, maybe_command, seen, repeats = self._budget, self._maybe_command, self._seen, self.repeats
         alone, plain, key_of, ones = self._alone, self._plain, _MASKED.__getitem__, _ONES
         budgeted, tracked = budget.keys(), summary.repeats.get
         rfind, find, count = chunk.rfind, chunk.find, chunk.count
-        i, counted, size, n = 0, 0, len(chunk), len(found)
+        i, counted, size, n = 0, 0, len(chunk), len(found)  # `number` is the number of the line at `counted`
         selected = repeated = 0
+        last_start = -1  # where the last line selected starts
         while i < n:
             first, index = found[i]
             start = rfind(b"\n", 0, first) + 1
@@ -262,13 +259,13 @@ class Scanner:
                     hits = [(first, index)]
                     if index in budget and not self._selects(hits):
                         continue
-            number += count(b"\n", counted, start)
-            counted = start
-            last = number
+            last_start = start
             selected += 1
             if not simple and not maybe_command.isdisjoint(indices):
                 raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
                 if self._is_command(indices, raw):
+                    number += count(b"\n", counted, start)
+                    counted = start
                     if self._reset() and skipped:  # anchors left out of this search are live again
                         skipped = frozenset()
                         found, i = self.engine.find(chunk, end + 1, skipped), 0
@@ -293,9 +290,13 @@ class Scanner:
                 if entry is not None:
                     entry[2] += 1  # type: ignore[operator]
                 else:
+                    number += count(b"\n", counted, start)
+                    counted = start
                     self._track(key, raw, number, summary)
                 continue
             seen[key] = times + 1
+            number += count(b"\n", counted, start)
+            counted = start
             summary.candidates += selected
             summary.repeated += repeated
             selected = repeated = 0
@@ -303,6 +304,9 @@ class Scanner:
             yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw, at))
         summary.candidates += selected
         summary.repeated += repeated
+        if last_start >= 0:
+            number += count(b"\n", counted, last_start)
+            counted, last = last_start, number
         return last, number + count(b"\n", counted)
 
     def _is_command(self, indices: set[int], raw: bytes) -> bool:
@@ -323,45 +327,42 @@ class Scanner:
         `at` (where known) is where in `raw` the one anchor found on the line ends, its text's only
         occurrence in `raw`: an implied anchor holds that text once, so it can be on the line only
         where its own text before the found one is what `raw` has before it, and only the implied
-        anchors whose text agrees with the two bytes before are looked for (see _near).
+        anchors whose text agrees with the two bytes before are looked for (see _near_plan).
         """
         spent = self._spent
         plan = self._checks.get((indices, spent))
         if plan is None:  # what to look for on a line with these anchors found, while these are spent
             pairs = [(self._texts[i], self._names[i]) for i in sorted(spent)]
-            implied = [pair for i in sorted(indices) for pair in self._implied[i]]
+            pairs += [pair for i in sorted(indices) for pair in self._implied[i]]
+            (one,) = indices if len(indices) == 1 else (-1,)
+            near = {} if one >= 0 and self._implied[one] and one not in self._line_start else None
             plan = self._checks[(indices, spent)] = (
                 frozenset(self._names[i] for i in indices),
-                tuple(t for t, _ in pairs + implied),
-                tuple(n for _, n in pairs + implied),
                 tuple(t for t, _ in pairs),
                 tuple(n for _, n in pairs),
+                near,  # by the two bytes before the anchor: what to look for (see _near_plan)
+                len(self._texts[one]) - 1 if near is not None else 0,
             )
-        found, texts, names, spent_texts, spent_names = plan
-        if at >= 0 and len(indices) == 1 and self._near[(index := next(iter(indices)))] is not None:
-            start = at + 1 - len(self._texts[index])
-            before = raw[max(0, start - 2) : start]
-            near = self._near[index]
-            pick = near.get(before)  # type: ignore[union-attr]
-            if pick is None:
-                pick = near[before] = self._near_plan(index, before)  # type: ignore[index]
-            held = (
-                *compress(spent_names, map(raw.__contains__, spent_texts)),
-                *compress(pick[1], map(raw.__contains__, pick[0])),
-            )
-            if held:
-                found = found.union(held)
-        elif texts:
+        found, texts, names, near, shift = plan
+        if at >= 0 and near is not None:
+            start = at - shift
+            before = raw[start - 2 : start] if start >= 2 else raw[:start]
+            look = near.get(before)
+            if look is None:
+                look = near[before] = self._near_plan(next(iter(indices)), before)
+            texts, names = look
+        if texts:
             held = tuple(compress(names, map(raw.__contains__, texts)))
             if held:
                 found = found.union(held)
         return self._sets.setdefault(found, found)  # one object per set: a flood's events share a few
 
     def _near_plan(self, index: int, before: bytes) -> tuple[tuple[bytes, ...], tuple[str, ...]]:
-        """The anchors implied by `index` that a line can hold where the two bytes before its
-        occurrence are `before` (fewer: the line starts there), when that is its only one."""
+        """What to look for on a line where `index` is the one anchor found, once, with `before` the
+        two bytes before it (fewer: the line starts there): the spent budgeted anchors, and those
+        implied by it whose text agrees with `before` (an implied anchor holds its text once)."""
         text = self._texts[index]
-        kept = []
+        kept = [(self._texts[i], self._names[i]) for i in sorted(self._spent)]
         for implied, name in self._implied[index]:
             offsets = [o for o in range(len(implied) - len(text) + 1) if implied.startswith(text, o)]
             if len(offsets) != 1:  # it holds the text twice (or not at all): not on such a line
