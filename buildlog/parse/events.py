@@ -357,15 +357,14 @@ class _Fields(Mapping[str, str]):
         return dict, (dict(self._read()),)
 
 
-_READERS: dict[int, tuple[object, _Located | None]] = {}
+_READERS: dict[int, tuple[Knowledge, _Located | None]] = {}
 
 
 def _located(knowledge: Knowledge) -> _Located | None:
     """The fast reader of located diagnostics for this knowledge's grammar (None: its shape differs)."""
-    parser = knowledge.parser("diagnostic")
-    entry = _READERS.get(id(parser))
-    if entry is None or entry[0] is not parser:
-        entry = _READERS[id(parser)] = (parser, _Located.of(parser))
+    entry = _READERS.get(id(knowledge))
+    if entry is None or entry[0] is not knowledge:
+        entry = _READERS[id(knowledge)] = (knowledge, _Located.of(knowledge.parser("diagnostic")))
     return entry[1]
 
 
