@@ -234,7 +234,7 @@ class Scanner:
         alone, plain, key_of, ones = self._alone, self._plain, _MASKED.__getitem__, _ONES
         budgeted, tracked = budget.keys(), summary.repeats.get
         rfind, find, count = chunk.rfind, chunk.find, chunk.count
-        i, counted, size, n = 0, 0, len(chunk), len(found)  # `number` is the number of the line at `counted`
+        i, counted, size, n, short = 0, 0, len(chunk), len(found), 4 * KEY_SPAN  # `number`: the line at `counted`
         selected = repeated = 0
         last_start = -1  # where the last line selected starts
         while i < n:
@@ -276,7 +276,7 @@ class Scanner:
                     yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
                     continue
             # counted if its message was taken `repeats` times since the last command
-            if end - start <= 4 * KEY_SPAN:  # message_key, inline: the path a flood's every line takes
+            if end - start <= short:  # message_key, inline: the path a flood's every line takes
                 raw = chunk[start:end]
                 key = b" ".join(map(key_of, raw.translate(ones).split()))
             else:
