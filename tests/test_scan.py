@@ -313,3 +313,25 @@ def test_the_message_key_does_not_depend_on_the_word_cache_size(monkeypatch):
         assert message_key(raw) == b" ".join(scanner._VOLATILE.sub(b"#", raw).split())
     assert len(scanner._MASKED) <= 7
     scanner._MASKED.clear()
+
+
+def test_the_lines_after_a_candidate_cut_in_one_go_are_those_read_line_by_line():
+    """Scanner._following cuts the lines after a candidate from the bytes near it in one go; on
+    random chunks (lines short and long, the chunk's end among them) they are the lines that
+    _following_across reads one by one."""
+    import random
+
+    from buildlog.scan.scanner import _Feed
+
+    rng = random.Random(3)
+    scanner = Scanner(["error:"], after=6)
+    for _ in range(30):
+        lines = [b"x" * rng.choice([0, 5, 300, 3000, MAX_LINE + 10]) for _ in range(rng.randint(1, 40))]
+        chunk = b"\n".join(lines) + rng.choice([b"\n", b""])
+        following = b"tail\n" * 3
+        ends = [i for i, byte in enumerate(chunk) if byte == 10]
+        for end in ends:
+            feed = _Feed(iter([following]), ScanSummary())
+            got = scanner._following(chunk, end, feed)
+            feed = _Feed(iter([following]), ScanSummary())
+            assert got == scanner._following_across(chunk, end, feed)

@@ -412,12 +412,16 @@ class Scanner:
         """Up to `after` lines after the one ending at `end`, from this chunk and the ones after it."""
         if end >= len(chunk) or not self.after:  # the line goes on in the next piece, or the log ends here
             return ()
+        lines = chunk[end + 1 : end + 1 + _NEAR].split(b"\n", self.after)
+        if len(lines) > self.after:  # the common case, cut in one go: all the lines end within _NEAR bytes
+            del lines[self.after]
+            return tuple(lines)
         stop, find = end, chunk.find
         for _ in range(self.after):
             stop = find(b"\n", stop + 1)
             if stop < 0:
                 break
-        else:  # the common case, cut in one go: all the lines end in this chunk, none needs clipping
+        else:  # all the lines end in this chunk, none needs clipping
             if stop - end <= MAX_LINE:
                 return tuple(chunk[end + 1 : stop].split(b"\n"))
         return self._following_across(chunk, end, feed)
@@ -441,6 +445,9 @@ class Scanner:
             pos = stop + 1
         return tuple(lines)
 
+
+
+_NEAR = 8192  # bytes after a candidate that _following cuts its lines from in one go (under MAX_LINE)
 
 
 class _Feed:
