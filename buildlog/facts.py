@@ -45,27 +45,31 @@ def observe(events: Iterable[Event], knowledge: Knowledge) -> Iterator[Observati
             yield from _from_banner(event)
         for record in knowledge.facts_for(event.anchors):
             for hit in search(record.regex, event, record.multiline, record.all_matches, record.anchors):
-                for obs in _from_groups(hit.groups, hit.group_lines, event.line):
-                    yield replace(obs, change=record.change, says=record.says, role=record.role)
+                line, says = event.line, record.says
+                yield from _from_groups(hit.groups, hit.group_lines, line, record.change, says, record.role)
 
 
-def _from_groups(groups: dict[str, str], lines: dict[str, int], default: int) -> Iterator[Observation]:
+def _from_groups(
+    groups: dict[str, str], lines: dict[str, int], default: int, change: bool = False, says: str = "",
+    role: str = "stated",
+) -> Iterator[Observation]:  # fmt: skip
+    """The observations a fact pattern's named groups make, each with the pattern's change, says and role."""
     if "package" in groups and "version" in groups:
-        yield Observation(
-            f"package:{groups['package'].replace('_', '-')}", groups["version"], lines.get("version", default)
-        )
+        name = f"package:{groups['package'].replace('_', '-')}"
+        yield Observation(name, groups["version"], lines.get("version", default), False, change, says, role)
     if groups.get("windows"):
-        yield Observation("os", "Windows", lines.get("windows", default))
+        yield Observation("os", "Windows", lines.get("windows", default), False, change, says, role)
     if groups.get("python_tag"):  # cp310 -> 3.10
         tag = groups["python_tag"]
-        yield Observation("python", f"{tag[0]}.{tag[1:]}", lines.get("python_tag", default))
+        yield Observation("python", f"{tag[0]}.{tag[1:]}", lines.get("python_tag", default), False, change, says, role)
     if "ram_kb" in groups:
-        yield Observation("ram_gb", str(round(int(groups["ram_kb"]) / 1024 / 1024)), lines.get("ram_kb", default))
+        ram = str(round(int(groups["ram_kb"]) / 1024 / 1024))
+        yield Observation("ram_gb", ram, lines.get("ram_kb", default), False, change, says, role)
     for key, value in groups.items():
         name = FACT_GROUP_ALIASES.get(key, key)
         if name in SCALAR_FACTS or name in LIST_FACTS:
             value = value.strip().replace("%2B", "+") if name == "torch" else value.strip()  # a URL-quoted wheel name
-            yield Observation(name, value, lines.get(key, default))
+            yield Observation(name, value, lines.get(key, default), False, change, says, role)
 
 
 _BANNERS = frozenset(kind for kind in EventKind if kind.name.startswith("BANNER_"))

@@ -169,3 +169,39 @@ def test_the_diagnostic_word_gate_is_the_plain_word_boundary_search():
     for text in texts:
         a, b = plain.search(text), parse_events._DIAG_WORD.search(text)
         assert (a and a.span()) == (b and b.span()), text
+
+
+def test_a_line_that_starts_with_a_path_gets_the_grammars_every_look_would_give():
+    """parse.events.grammars_for looks at a line starting with `/` only where it can match: on
+    random such lines (commands run by their path among them) and the corpus's, the same answer."""
+    rnd = random.Random(11)
+    pieces = ["/", "usr", "bin", "pip", "pip3", "python", "python3.11", ".11", "3", " ", "\t", "\xa0", "\x1c", "-m", " x",
+              "install", "wheel", "-V", "-c ", "a.py", ".py:", "Warning:", "error", ": ", "note", "(12)", "A=1", "--version"]  # fmt: skip
+    texts = ["/" + "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 9))) for _ in range(30_000)]
+    texts += [t for t in _lines() if t.startswith("/")]
+    for text in texts:
+        for indent in (0, 2):
+            assert parse_events.grammars_for(text, indent) == parse_events._looks(text, indent), text
+    assert parse_events.grammars_for("/usr/bin/pip install x", 0) == ("command",)
+
+
+def test_whether_a_line_is_located_is_asked_of_one_pattern_as_of_each_terminal_in_turn():
+    """_Located.fields(keep=False) asks one pattern of atomic groups (parse.events._whole_line):
+    on the corpus lines and on random ones of the terminals' pieces, the same yes and no."""
+    reader = _Located.of(KNOWLEDGE.parser("diagnostic"))
+    assert reader is not None and reader.whole is not None
+    rnd = random.Random(13)
+    pieces = ["a", "/x", "C:", "\\", ":", "(", ")", "12", ",3", " ", "\t", "error", "fatal", "fatal error", "note",
+              "warning", "remark", "#", "177", "-D", "C1", ": ", "msg", "x:1:2:", "(7)", "\xa0"]  # fmt: skip
+    texts = ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 10))) for _ in range(40_000)] + _lines()
+    parts = [["a.cu(12):", "b:3:4:", "C:\\x(1,2) :", "x(7)", "y::1:", "a(b:1:", "c:1"], ["", " ", "\t "],
+             ["error", "fatal error", "fatal", "note", "remark", "warn"], ["", " "], ["", "#177-D", "C1", "#x", "2"],
+             ["", " "], [":", "", " :"], ["", " ", " m", "m", " \xa0"]]  # fmt: skip
+    for _ in range(20_000):
+        texts.append("".join(rnd.choice(p) if rnd.random() < 0.9 else rnd.choice(pieces) for p in parts))
+    answered = 0
+    for text in texts:
+        whole = reader.fields(text, keep=False)
+        assert whole == (None if reader.fields(text) is None else {}), text
+        answered += whole is not None
+    assert answered > 1500

@@ -275,3 +275,63 @@ def test_an_anchor_inside_one_inside_another_is_still_reported(engine):
         3: frozenset({" ERROR: ", "ERROR: "}),
         4: frozenset({"ERROR: "}),
     }
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_line_carries_every_anchor_it_holds_on_random_lines(engine):
+    """A line with one anchor found looks only for the implied anchors whose text before the found
+    one agrees with the line (Scanner._near_plan): on random lines built of the anchors' pieces,
+    at the start of lines and not, every selected line carries exactly the anchors its text holds."""
+    import random
+
+    anchors = ["error:", "error: ", "fatal error: ", "a: error:", "error:error:", "rror: x", "ninja: error: "]
+    anchors += ["e", "xe"]
+    pieces = [b"error:", b"error", b"fatal ", b"a: ", b" ", b"x", b"ninja: ", b":", b"e", b"rror", b"f"]
+    rng = random.Random(7)
+    lines = [b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(4000)]
+    data = b"\n".join(lines) + b"\n"
+    anchors += ["f"]  # budgeted: once spent, left out of the search and looked for on the lines selected
+    scanner = Scanner(anchors, {"f": 3}, after=0, engine=engine, repeats=10**9)
+    got = {c.number: c.anchors for c in scanner.scan(iter_chunks(io.BytesIO(data), size=4096), ScanSummary())}
+    for number, line in enumerate(lines, 1):
+        held = frozenset(a for a in anchors if a.encode() in line)
+        if number in got:
+            assert got[number] == held, line
+        else:
+            assert held <= {"f"}, line
+    assert sum("f" in a for a in got.values()) > 100
+    assert any(plan[3] for plan in scanner._checks.values()), "the short way was taken"
+
+
+def test_the_message_key_does_not_depend_on_the_word_cache_size(monkeypatch):
+    from buildlog.scan import scanner
+
+    monkeypatch.setattr(scanner, "_WORDS", 7)
+    scanner._MASKED.clear()
+    lines = [b"/a/b%d.cu(%d): error: x%d 0x%x f%d" % (i, i, i % 5, i, i % 11) for i in range(200)]
+    for raw in lines * 2:
+        assert message_key(raw) == b" ".join(scanner._VOLATILE.sub(b"#", raw).split())
+    assert len(scanner._MASKED) <= 7
+    scanner._MASKED.clear()
+
+
+def test_the_lines_after_a_candidate_cut_in_one_go_are_those_read_line_by_line():
+    """Scanner._following cuts the lines after a candidate from the bytes near it in one go; on
+    random chunks (lines short and long, the chunk's end among them) they are the lines that
+    _following_across reads one by one."""
+    import random
+
+    from buildlog.scan.scanner import _Feed
+
+    rng = random.Random(3)
+    scanner = Scanner(["error:"], after=6)
+    for _ in range(30):
+        lines = [b"x" * rng.choice([0, 5, 300, 3000, MAX_LINE + 10]) for _ in range(rng.randint(1, 40))]
+        chunk = b"\n".join(lines) + rng.choice([b"\n", b""])
+        following = b"tail\n" * 3
+        ends = [i for i, byte in enumerate(chunk) if byte == 10]
+        for end in ends:
+            feed = _Feed(iter([following]), ScanSummary())
+            got = scanner._following(chunk, end, feed)
+            feed = _Feed(iter([following]), ScanSummary())
+            assert got == scanner._following_across(chunk, end, feed)

@@ -7,6 +7,7 @@ no grammar accepts is still an event (kind "text"): rules may match its words.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -123,7 +124,28 @@ _DIAG_WORD = re.compile(r"(?:e(?<!\we)rror|w(?<!\ww)arning|f(?<!\wf)atal|n(?<!\w
 
 
 def grammars_for(text: str, indent: int) -> tuple[str, ...]:
-    """Which grammars may parse this line, most likely first (cheap regex looks only)."""
+    """Which grammars may parse this line, most likely first (cheap regex looks only).
+
+    A line that starts with `/` (a compiler's diagnostic about a file, most of a flood) is looked
+    at only where it can match: no look but _BARE_COMMAND and _DIAG_WORD can match at a `/`, and
+    _BARE_COMMAND only through a path to `pip` or `python` right before a space, so where the last
+    `/` of the line's first word is followed by one of those (tested against _looks).
+    """
+    if text.startswith("/"):
+        order: list[str] = []
+        if indent == 0 and text.split(None, 1)[0].rpartition("/")[2].startswith(("pip", "python")):
+            if _BARE_COMMAND.match(text):
+                order.append("command")
+        if ".py:" in text and "Warning:" in text:
+            order.append("python")
+        if _DIAG_WORD.search(text):
+            order += ["diagnostic", "python"] if ".py:" in text else ["diagnostic"]
+        return tuple(dict.fromkeys(order))
+    return _looks(text, indent)
+
+
+def _looks(text: str, indent: int) -> tuple[str, ...]:
+    """grammars_for, every look tried in turn."""
     if text.startswith(("Traceback", 'File "', "During handling", "The above exception")):
         return ("python",)
     if text.startswith(("FAILED:", "ninja:")) or (text.startswith("[") and text[1:2].isdigit()):
@@ -219,6 +241,7 @@ class _Located:
             re.compile(terminals[name]) for name in ("LOCATION", "SEVERITY", "CODE", "MESSAGE")
         )
         self.gap = re.compile(r"[ \t]*")
+        self.whole = _whole_line(terminals)
 
     @classmethod
     def of(cls, parser: object) -> _Located | None:
@@ -252,6 +275,8 @@ class _Located:
     def fields(self, text: str, keep: bool = True) -> dict[str, str] | None:
         """LOCATION SEVERITY CODE? ":" MESSAGE? as lark's tree would name them; None: ask lark.
         Without `keep`, only whether the line is read here (an empty dict)."""
+        if not keep and self.whole is not None:
+            return {} if self.whole.match(text) else None
         fields: dict[str, str] = {}
         m = self.location.match(text)
         if m is None:
@@ -280,6 +305,25 @@ class _Located:
         if keep:
             fields["message"] = m.group().strip()
         return fields
+
+
+def _whole_line(terminals: Mapping[str, str]) -> re.Pattern[str] | None:
+    """`_Located.fields` as one pattern, for whether a line is read (a flood asks it of every line):
+    each terminal atomic, so its first match is taken and never given back, as each `.match` in
+    turn takes it; the gaps and the optional CODE likewise. None before Python 3.11 (no atomic
+    groups) or where a terminal has groups of its own."""
+    if sys.version_info < (3, 11):
+        return None
+    location, severity, code, message = (terminals[name] for name in ("LOCATION", "SEVERITY", "CODE", "MESSAGE"))
+    try:
+        if any(re.compile(p).groups for p in (location, severity, code, message)):
+            return None
+        gap = r"(?>[ \t]*)"
+        return re.compile(
+            f"(?>{location}){gap}(?>{severity}){gap}(?>(?:(?>{code}){gap})?):{gap}(?:\\Z|(?>{message})\\Z)"
+        )
+    except re.error:
+        return None
 
 
 class _Fields(Mapping[str, str]):
@@ -313,15 +357,14 @@ class _Fields(Mapping[str, str]):
         return dict, (dict(self._read()),)
 
 
-_READERS: dict[int, tuple[object, _Located | None]] = {}
+_READERS: dict[int, tuple[Knowledge, _Located | None]] = {}
 
 
 def _located(knowledge: Knowledge) -> _Located | None:
     """The fast reader of located diagnostics for this knowledge's grammar (None: its shape differs)."""
-    parser = knowledge.parser("diagnostic")
-    entry = _READERS.get(id(parser))
-    if entry is None or entry[0] is not parser:
-        entry = _READERS[id(parser)] = (parser, _Located.of(parser))
+    entry = _READERS.get(id(knowledge))
+    if entry is None or entry[0] is not knowledge:
+        entry = _READERS[id(knowledge)] = (knowledge, _Located.of(knowledge.parser("diagnostic")))
     return entry[1]
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
 from pathlib import Path
 from typing import NamedTuple
@@ -85,7 +85,22 @@ _VOLATILE = re.compile(rb"(?:[A-Za-z]:)?(?:[\\/][^\s\\/:'\"()\[\]]+){2,}[\\/]?|0
 # ends up masked, so a word reads as the same message with them all written as `1`; its words then
 # repeat (`file.cu(1111):`), and each is masked once.
 _ONES = bytes.maketrans(b"23456789", b"11111111")
-_WORDS = 8192  # masked words kept; the set starts afresh when full
+_WORDS = 16384  # masked words kept; the set starts afresh when full (a 100 MB flood has about 11,000)
+
+
+class _MaskedWords(dict):  # type: ignore[type-arg]
+    """Word (digits as `1`) -> the word masked: a word not seen before is masked when looked up."""
+
+    __slots__ = ()
+
+    def __missing__(self, word: bytes) -> bytes:
+        if len(self) >= _WORDS:
+            self.clear()
+        masked = self[word] = _VOLATILE.sub(b"#", word)
+        return masked
+
+
+_MASKED = _MaskedWords()
 
 
 def message_key(raw: bytes, around: Iterable[int] = ()) -> bytes:
@@ -99,23 +114,7 @@ def message_key(raw: bytes, around: Iterable[int] = ()) -> bytes:
     if len(raw) > 4 * KEY_SPAN:
         parts = [raw[: 2 * KEY_SPAN]] + [raw[max(0, p - KEY_SPAN) : p + KEY_SPAN] for p in around]
         raw = b"\x00".join(parts)
-    words = raw.translate(_ONES).split()
-    out = list(map(_MASKED.get, words))
-    if None in out:
-        _mask_words(out, words, _VOLATILE.sub)
-    return b" ".join(out)  # type: ignore[arg-type]
-
-
-_MASKED: dict[bytes, bytes] = {}  # word (digits as `1`) -> the word masked
-
-
-def _mask_words(out: list[bytes | None], words: list[bytes], sub: Callable[[bytes, bytes], bytes]) -> None:
-    """Fill in the words of `out` not masked before, and remember them."""
-    if len(_MASKED) > _WORDS:
-        _MASKED.clear()
-    for i, masked in enumerate(out):
-        if masked is None:
-            out[i] = _MASKED[words[i]] = sub(b"#", words[i])
+    return b" ".join(map(_MASKED.__getitem__, raw.translate(_ONES).split()))
 
 
 def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> tuple[list[bytes], dict[bytes, list[bytes]]]:
@@ -190,12 +189,12 @@ class Scanner:
         self._plain = [i not in self._budget and i not in self._maybe_command for i in range(len(kept))]
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
-        self._spent: set[int] = set()
+        self._spent: frozenset[int] = frozenset()  # replaced, not changed: it keys the plans of _anchor_names
         self._seen: dict[bytes, int] = {}
         self._commands = 0
         self._sets: dict[frozenset[str], frozenset[str]] = {}
         # (anchors found, anchors spent) -> (their names, the texts to look for on the line, whose names)
-        self._checks: dict[tuple[frozenset[int], frozenset[int]], tuple[frozenset[str], tuple, tuple]] = {}
+        self._checks: dict[tuple[frozenset[int], frozenset[int]], tuple] = {}
 
     def _reset(self) -> bool:
         """A command started: every budgeted anchor and every message may select lines again
@@ -205,7 +204,7 @@ class Scanner:
         if self._commands > FRESH_COMMANDS:
             return False
         self._used.clear()
-        self._spent.clear()
+        self._spent = frozenset()
         self._seen.clear()
         return True
 
@@ -225,68 +224,89 @@ class Scanner:
         self, chunk: bytes, number: int, continues: bool, feed: _Feed, last: int, summary: ScanSummary
     ) -> Generator[Candidate, None, tuple[int, int]]:
         """Yield the candidates of one chunk; return the last line selected and the next chunk's first line."""
-        skipped = frozenset(self._spent)
+        skipped = self._spent
         found = self._occurrences(chunk, continues and number == last, continues, skipped)
         # A flood is a million lines like `file.cu(12): error: ...`, each selected by unbudgeted
-        # anchors, not a command, and most counted as a repeat: that path is kept short.
+        # anchors, not a command, and most counted as a repeat: that path is kept short (no list
+        # of hits, counters kept locally and added to the summary before each candidate leaves, and
+        # the newlines before a line counted only when its number is needed).
         budget, maybe_command, seen, repeats = self._budget, self._maybe_command, self._seen, self.repeats
-        alone, plain, masked, volatile = self._alone, self._plain, _MASKED.get, _VOLATILE.sub
+        alone, plain, key_of, ones = self._alone, self._plain, _MASKED.__getitem__, _ONES
         budgeted, tracked = budget.keys(), summary.repeats.get
         rfind, find, count = chunk.rfind, chunk.find, chunk.count
-        i, counted, size = 0, 0, len(chunk)
-        while i < len(found):
+        i, counted, size, n, short = 0, 0, len(chunk), len(found), 4 * KEY_SPAN  # `number`: the line at `counted`
+        selected = repeated = 0
+        last_start = -1  # where the last line selected starts
+        while i < n:
             first, index = found[i]
             start = rfind(b"\n", 0, first) + 1
             end = find(b"\n", first)
             if end < 0:
                 end = size
-            if i + 1 < len(found) and found[i + 1][0] < end:  # more anchors on the line
+            i += 1
+            if i < n and found[i][0] < end:  # more anchors on the line
                 stop = bisect_left(found, (end, -1), i)  # the first occurrence past this line
-                hits = found[i:stop]
+                hits = found[i - 1 : stop]
                 i = stop
                 indices = frozenset(index for _, index in hits)
+                if not budgeted.isdisjoint(indices) and not self._selects(hits):
+                    continue
                 simple = False
             else:
-                hits = [(first, index)]
-                i += 1
                 indices = alone[index]
                 simple = plain[index]  # one anchor, neither budgeted nor of a command
-            if not simple and not budgeted.isdisjoint(indices) and not self._selects(hits):
-                continue
-            number += count(b"\n", counted, start)
-            counted = start
-            last = number
-            summary.candidates += 1
+                if not simple:
+                    hits = [(first, index)]
+                    if index in budget and not self._selects(hits):
+                        continue
+            last_start = start
+            selected += 1
             if not simple and not maybe_command.isdisjoint(indices):
                 raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
                 if self._is_command(indices, raw):
+                    number += count(b"\n", counted, start)
+                    counted = start
                     if self._reset() and skipped:  # anchors left out of this search are live again
                         skipped = frozenset()
                         found, i = self.engine.find(chunk, end + 1, skipped), 0
+                        n = len(found)
+                    summary.candidates += selected
+                    summary.repeated += repeated
+                    selected = repeated = 0
                     yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
                     continue
             # counted if its message was taken `repeats` times since the last command
-            if end - start <= 4 * KEY_SPAN:  # message_key, inline: the path a flood's every line takes
+            if end - start <= short:  # message_key, inline: the path a flood's every line takes
                 raw = chunk[start:end]
-                words = raw.translate(_ONES).split()
-                out = list(map(masked, words))
-                if None in out:
-                    _mask_words(out, words, volatile)
-                key = b" ".join(out)  # type: ignore[arg-type]
+                key = b" ".join(map(key_of, raw.translate(ones).split()))
             else:
                 raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
-                key = message_key(raw, [p - start for p, _ in hits if start <= p < start + len(raw)])
+                around = [first] if simple else [p for p, _ in hits]
+                key = message_key(raw, [p - start for p in around if start <= p < start + len(raw)])
             times = seen.get(key, 0)
             if times >= repeats:  # a repeat: counted, not taken
-                summary.repeated += 1
+                repeated += 1
                 entry = tracked(key)
                 if entry is not None:
-                    entry[2] = int(entry[2]) + 1
+                    entry[2] += 1  # type: ignore[operator]
                 else:
+                    number += count(b"\n", counted, start)
+                    counted = start
                     self._track(key, raw, number, summary)
                 continue
             seen[key] = times + 1
-            yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw))
+            number += count(b"\n", counted, start)
+            counted = start
+            summary.candidates += selected
+            summary.repeated += repeated
+            selected = repeated = 0
+            at = first - start if simple and end - start <= MAX_LINE else -1  # raw is the line whole
+            yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw, at))
+        summary.candidates += selected
+        summary.repeated += repeated
+        if last_start >= 0:
+            number += count(b"\n", counted, last_start)
+            counted, last = last_start, number
         return last, number + count(b"\n", counted)
 
     def _is_command(self, indices: set[int], raw: bytes) -> bool:
@@ -300,25 +320,61 @@ class Scanner:
         if len(summary.repeats) < MAX_TRACKED:
             summary.repeats[key] = [number, _whole_words(raw[:300], False, len(raw) > 300), 1]
 
-    def _anchor_names(self, indices: set[int], raw: bytes) -> frozenset[str]:
+    def _anchor_names(self, indices: frozenset[int], raw: bytes, at: int = -1) -> frozenset[str]:
         """Every anchor on the line: those found, those they imply that the line holds too, and
-        budgeted ones the search left out once spent (a line selected anyway is read whole)."""
-        spent = frozenset(self._spent)
+        budgeted ones the search left out once spent (a line selected anyway is read whole).
+
+        `at` (where known) is where in `raw` the one anchor found on the line ends, its text's only
+        occurrence in `raw`: an implied anchor holds that text once, so it can be on the line only
+        where its own text before the found one is what `raw` has before it, and only the implied
+        anchors whose text agrees with the two bytes before are looked for (see _near_plan).
+        """
+        spent = self._spent
         plan = self._checks.get((indices, spent))
         if plan is None:  # what to look for on a line with these anchors found, while these are spent
             pairs = [(self._texts[i], self._names[i]) for i in sorted(spent)]
             pairs += [pair for i in sorted(indices) for pair in self._implied[i]]
+            (one,) = indices if len(indices) == 1 else (-1,)
+            near = {} if one >= 0 and self._implied[one] and one not in self._line_start else None
             plan = self._checks[(indices, spent)] = (
                 frozenset(self._names[i] for i in indices),
                 tuple(t for t, _ in pairs),
                 tuple(n for _, n in pairs),
+                near,  # by the two bytes before the anchor: what to look for (see _near_plan)
+                len(self._texts[one]) - 1 if near is not None else 0,
             )
-        found, texts, names = plan
+        found, texts, names, near, shift = plan
+        if at >= 0 and near is not None:
+            start = at - shift
+            before = raw[start - 2 : start] if start >= 2 else raw[:start]
+            look = near.get(before)
+            if look is None:
+                look = near[before] = self._near_plan(next(iter(indices)), before)
+            texts, names = look
         if texts:
             held = tuple(compress(names, map(raw.__contains__, texts)))
             if held:
                 found = found.union(held)
         return self._sets.setdefault(found, found)  # one object per set: a flood's events share a few
+
+    def _near_plan(self, index: int, before: bytes) -> tuple[tuple[bytes, ...], tuple[str, ...]]:
+        """What to look for on a line where `index` is the one anchor found, once, with `before` the
+        two bytes before it (fewer: the line starts there): the spent budgeted anchors, and those
+        implied by it whose text agrees with `before` (an implied anchor holds its text once)."""
+        text = self._texts[index]
+        kept = [(self._texts[i], self._names[i]) for i in sorted(self._spent)]
+        for implied, name in self._implied[index]:
+            offsets = [o for o in range(len(implied) - len(text) + 1) if implied.startswith(text, o)]
+            if len(offsets) != 1:  # it holds the text twice (or not at all): not on such a line
+                continue
+            head = implied[: offsets[0]]
+            if len(before) < 2:  # the line starts `len(before)` bytes before the occurrence
+                fits = before.endswith(head)
+            else:
+                fits = head.endswith(before) if len(head) >= 2 else before.endswith(head)
+            if fits:
+                kept.append((implied, name))
+        return tuple(t for t, _ in kept), tuple(n for _, n in kept)
 
     def _occurrences(
         self, chunk: bytes, selected_before: bool, continues: bool, skip: frozenset[int]
@@ -349,19 +405,23 @@ class Scanner:
         for index in live:
             self._used[index] = used = self._used.get(index, 0) + 1
             if used >= budget[index]:
-                self._spent.add(index)
+                self._spent = self._spent | {index}
         return bool(live) or any(index not in budget for _, index in hits)
 
     def _following(self, chunk: bytes, end: int, feed: _Feed) -> tuple[bytes, ...]:
         """Up to `after` lines after the one ending at `end`, from this chunk and the ones after it."""
         if end >= len(chunk) or not self.after:  # the line goes on in the next piece, or the log ends here
             return ()
+        lines = chunk[end + 1 : end + 1 + _NEAR].split(b"\n", self.after)
+        if len(lines) > self.after:  # the common case, cut in one go: all the lines end within _NEAR bytes
+            del lines[self.after]
+            return tuple(lines)
         stop, find = end, chunk.find
         for _ in range(self.after):
             stop = find(b"\n", stop + 1)
             if stop < 0:
                 break
-        else:  # the common case, cut in one go: all the lines end in this chunk, none needs clipping
+        else:  # all the lines end in this chunk, none needs clipping
             if stop - end <= MAX_LINE:
                 return tuple(chunk[end + 1 : stop].split(b"\n"))
         return self._following_across(chunk, end, feed)
@@ -385,6 +445,9 @@ class Scanner:
             pos = stop + 1
         return tuple(lines)
 
+
+
+_NEAR = 8192  # bytes after a candidate that _following cuts its lines from in one go (under MAX_LINE)
 
 
 class _Feed:
