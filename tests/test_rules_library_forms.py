@@ -142,3 +142,16 @@ def test_conda_s_fix_names_the_package_without_its_channel():
     text = CONDA_FORMS[1]
     causes = analyse_text(f"$ conda install -y cuda-nvcc\n{text}").report.root_causes
     assert causes and 'conda search "cuda-nvcc"' in causes[0].fix
+
+
+def test_an_nvcc_std_error_in_a_pip_build_stays_torch_s_even_without_torch_lines():
+    # a very long log can count the torch lines as repeats; pip-driven builds are torch's by default
+    text = (
+        "$ pip install -v --no-build-isolation .\n"
+        "  Building wheel for pkg (setup.py): started\n"
+        "nvcc fatal   : Value 'c++20' is not defined for option 'std'\n"
+        "  error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1\n"
+    )
+    assert _rule_cause(text) == "cuda_version_mismatch"
+    make = "$ make\nnvcc -std=c++20 -c k.cu\nnvcc fatal   : Value 'c++20' is not defined for option 'std'\nmake: *** [Makefile:3: k.o] Error 1\n"
+    assert _rule_cause(make) == "cuda_too_old"
