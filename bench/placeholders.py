@@ -2,7 +2,7 @@
 
 A `$` line of a fix (a root cause's, a risk's) holds a placeholder when it keeps a `<...>` (the shell
 reads `<` as a redirect), a version left as `X.Y`, a wheel tag left as `cuXYZ`, a compiler left as
-`gcc-N`, or an unfilled `{name}`. Run: python -m bench.placeholders corpus/cases corpus/pasted
+`gcc-N`, or an unfilled `{name}`; a fix's words, when they keep a `<name>`, `X.Y`, `cuXYZ` or `{name}`. Run: python -m bench.placeholders corpus/cases corpus/pasted
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from buildlog.pipeline import Options, analyse
 from buildlog.report.schema import Report
 
 PLACEHOLDER = re.compile(r"<|\bX\.Y\b|\bcuXYZ\b|\b(?:gcc|g\+\+)-N\b|\{\w+[|}]|\bN\.M\b")
+PROSE_HOLE = re.compile(r"<[a-z_]+>|\bX\.Y\b|\bcuXYZ\b|\{\w+[|}]")  # in a fix's words: `<` alone is text there
 
 
 def commands(fix: str) -> list[str]:
@@ -27,12 +28,18 @@ def bad_commands(report: Report) -> list[str]:
     return [cmd for fix in fixes for cmd in commands(fix) if PLACEHOLDER.search(cmd)]
 
 
+def bad_words(report: Report) -> list[str]:
+    """A fix's lines other than its commands that keep a placeholder (a value the log did not give)."""
+    fixes = [c.fix for c in report.root_causes] + [r.fix for r in report.risks]
+    return [line for fix in fixes for line in fix.splitlines() if not line.strip().startswith("$ ") and PROSE_HOLE.search(line)]
+
+
 def main(folders: list[str]) -> int:
     k = bundled()
     logs = sorted(p for f in folders for p in Path(f).iterdir() if p.name.endswith((".log", ".log.gz")))
-    bad = 0
+    bad = worded = 0
     for path in logs:
-        found = bad_commands(
+        report = (
             analyse(
                 path.read_bytes()
                 if not path.name.endswith(".gz")
@@ -42,10 +49,15 @@ def main(folders: list[str]) -> int:
                 Options(use_model=True),
             )
         )
+        found = bad_commands(report)
+        if words := bad_words(report):
+            worded += 1
+            print(f"{path.name}: (words) {words[0]}")
         if found:
             bad += 1
             print(f"{path.name}: {found[0]}")
     print(f"{bad} of {len(logs)} reports ({bad / max(len(logs), 1):.1%}) hold a fix command with a placeholder")
+    print(f"{worded} of {len(logs)} reports ({worded / max(len(logs), 1):.1%}) hold a placeholder in a fix's words")
     return 0
 
 

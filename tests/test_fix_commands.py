@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.placeholders import PLACEHOLDER, bad_commands, commands
+from bench.placeholders import PLACEHOLDER, PROSE_HOLE, bad_commands, commands
 from buildlog.diagnose.fixes import template_values
 from buildlog.diagnose.template import WINDOWS, fill
 from buildlog.knowledge.artefact import bundled
@@ -37,6 +37,19 @@ def test_every_fix_command_runs_as_written(rule):
             assert not PLACEHOLDER.search(command), f"{platform}: {command}"
             if platform == WINDOWS:
                 assert not command.startswith(("export ", "sudo apt")), command
+
+
+@pytest.mark.parametrize("rule", FIXED, ids=lambda r: r.id)
+def test_every_fix_reads_without_a_placeholder(rule):
+    """The words around the commands too: no `<name>` hole, `X.Y`, `cuXYZ` or unfilled `{name}`."""
+    for platform, text in _renders(rule):
+        for line in text.splitlines():
+            assert not PROSE_HOLE.search(line), f"{platform}: {line}"
+
+
+def test_the_prose_check_sees_a_hole():
+    assert PROSE_HOLE.search(fill("torch {torch} needs CUDA {cuda|X.Y}", {}))
+    assert not PROSE_HOLE.search("#include <cuda_runtime.h> needs torch<2.5")
 
 
 def test_a_windows_log_gets_powershell_and_visual_studio():

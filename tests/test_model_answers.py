@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from buildlog.diagnose import verdict
 from buildlog.knowledge.artefact import bundled
 from buildlog.learn.classifier import Prediction
@@ -83,3 +85,13 @@ def _case(diagnosed: bool) -> Case:
 def test_a_paste_whose_thread_never_diagnosed_it_trains_no_fold():
     assert may_train(_case(True), frozenset({"c/d"}))
     assert not may_train(_case(False), frozenset({"c/d"}))
+
+
+def test_every_cause_has_a_fix_the_classifier_can_give_without_the_rules_captures():
+    """The classifier borrows a cause's fix with no rule's captures: no `<name>` may be left in it."""
+    from buildlog.diagnose.template import fill
+
+    k = bundled()
+    holes = {c: re.findall(r"<\w+>", fill(k.fix_for(c) or "", {})) for c in k.causes}
+    assert not {c: h for c, h in holes.items() if h}
+    assert re.findall(r"<\w+>", fill("torch {torch} is here", {})) == ["<torch>"]  # the check sees a hole

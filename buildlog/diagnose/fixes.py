@@ -140,7 +140,7 @@ def _jobs_advice(facts: Facts, span: Span | None, k: Knowledge) -> dict[str, str
     ran = facts.jobs.value if facts.jobs else setting
     cores = facts.cores.value if facts.cores else None
     if ran:
-        cause = f"MAX_JOBS={setting}" if setting else "with MAX_JOBS unset, the build chose"
+        cause = f"MAX_JOBS={setting} ran" if setting else "with MAX_JOBS unset, the build ran"
         out["jobs_hint"] = f"{cause} {ran} compile jobs at once{on_ram}"
     elif cores:
         out["jobs_hint"] = f"MAX_JOBS was unset, so ninja ran about one job per core ({cores} cores){on_ram}"
