@@ -1,7 +1,7 @@
 """How many reports hold a fix command that cannot be pasted as written.
 
-A `$` line of a fix (a root cause's, a risk's) holds a placeholder when it keeps a `<...>` (the shell
-reads `<` as a redirect), a version left as `X.Y`, a wheel tag left as `cuXYZ`, a compiler left as
+A `$` line of a fix (a root cause's, a risk's) holds a placeholder when it keeps a `<` outside quotes (the
+shell reads it as a redirect), a version left as `X.Y`, a wheel tag left as `cuXYZ`, a compiler left as
 `gcc-N`, or an unfilled `{name}`; a fix's words, when they keep a `<name>`, `X.Y`, `cuXYZ` or `{name}`. Run: python -m bench.placeholders corpus/cases corpus/pasted
 """
 
@@ -15,7 +15,13 @@ from buildlog.knowledge.artefact import bundled
 from buildlog.pipeline import Options, analyse
 from buildlog.report.schema import Report
 
-PLACEHOLDER = re.compile(r"<|\bX\.Y\b|\bcuXYZ\b|\b(?:gcc|g\+\+)-N\b|\{\w+[|}]|\bN\.M\b")
+PLACEHOLDER = re.compile(r"\bX\.Y\b|\bcuXYZ\b|\b(?:gcc|g\+\+)-N\b|\{\w+[|}]|\bN\.M\b")
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")  # a `<` inside quotes is text to the shell ("torch<2.5")
+
+
+def holds_placeholder(command: str) -> bool:
+    """A command that cannot run as written: a `<` the shell would read as a redirect, or a value left open."""
+    return "<" in _QUOTED.sub("''", command) or bool(PLACEHOLDER.search(command))
 PROSE_HOLE = re.compile(r"<[a-z_]+>|\bX\.Y\b|\bcuXYZ\b|\{\w+[|}]")  # in a fix's words: `<` alone is text there
 
 
@@ -25,7 +31,7 @@ def commands(fix: str) -> list[str]:
 
 def bad_commands(report: Report) -> list[str]:
     fixes = [c.fix for c in report.root_causes] + [r.fix for r in report.risks]
-    return [cmd for fix in fixes for cmd in commands(fix) if PLACEHOLDER.search(cmd)]
+    return [cmd for fix in fixes for cmd in commands(fix) if holds_placeholder(cmd)]
 
 
 def bad_words(report: Report) -> list[str]:

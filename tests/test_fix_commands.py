@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.placeholders import PLACEHOLDER, PROSE_HOLE, bad_commands, commands
+from bench.placeholders import PROSE_HOLE, bad_commands, commands, holds_placeholder
 from buildlog.diagnose.fixes import template_values
 from buildlog.diagnose.template import WINDOWS, fill
 from buildlog.knowledge.artefact import bundled
@@ -34,7 +34,7 @@ def _renders(rule):
 def test_every_fix_command_runs_as_written(rule):
     for platform, text in _renders(rule):
         for command in commands(text):
-            assert not PLACEHOLDER.search(command), f"{platform}: {command}"
+            assert not holds_placeholder(command), f"{platform}: {command}"
             if platform == WINDOWS:
                 assert not command.startswith(("export ", "sudo apt")), command
 
@@ -45,6 +45,12 @@ def test_every_fix_reads_without_a_placeholder(rule):
     for platform, text in _renders(rule):
         for line in text.splitlines():
             assert not PROSE_HOLE.search(line), f"{platform}: {line}"
+
+
+def test_the_command_check_sees_a_redirect_but_not_a_quoted_requirement():
+    assert holds_placeholder("pip install torch --index-url <the PyTorch cu121 wheel index>")
+    assert holds_placeholder('pip install "torch=={torch}"') and holds_placeholder("export CUDA_HOME=/usr/local/cuda-X.Y")
+    assert not holds_placeholder('pip install "pydantic<2" "vllm==0.2.1.post1"')
 
 
 def test_the_prose_check_sees_a_hole():
