@@ -86,3 +86,13 @@ def test_fallbacks_nest_to_any_depth_and_a_value_s_braces_stay_text():
     assert fill(template, {"compiler2": "cc", "compiler3": "g++"}) == "tried cc"
     assert fill("at {path|{other}}", {"path": "/x/{other}"}) == "at /x/{other}"
     assert fill("use {cuda|{torch_cuda|the CUDA} toolkit}", {"torch_cuda": "12.4"}) == "use 12.4 toolkit"
+
+
+def test_torchs_found_version_is_read_as_the_drivers_cuda():
+    """torch's "found version 11040" is the driver's CUDA API version (11.4), not a driver release."""
+    for found, cuda in (("11040", "11.4"), ("10010", "10.1"), ("12020", "12.2"), ("9020", "9.2")):
+        assert template_values({"found_driver": found}, Facts(), None, K)["found_driver_cuda"] == cuda
+    assert "found_driver_cuda" not in template_values({"found_driver": "535"}, Facts(), None, K)
+    log = "RuntimeError: The NVIDIA driver on your system is too old (found version 10010). Please update your GPU driver\n"
+    fix = analyse_text(log).report.root_causes[0].fix
+    assert "up to 10.1" in fix and "10010" not in fix

@@ -118,7 +118,7 @@ DERIVED_VALUES = frozenset({
     "package", "package_args", "venv_python", "venv_hint", "module_package", "library_name",
     "requirement_name", "gpu_arch_list", "gpu_hint", "found_torch", "found_torch_index", "nvcc_torch",
     "nvcc_torch_index", "gcc_max", "driver_min", "recommended_jobs", "jobs_hint",
-    "found_torch_spec", "nvcc_torch_spec", "torch_base_spec", "package_name",
+    "found_torch_spec", "nvcc_torch_spec", "torch_base_spec", "package_name", "found_driver_cuda",
 })  # fmt: skip
 
 ROLES = ("cause", "symptom", "success", "noise")
