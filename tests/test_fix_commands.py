@@ -8,6 +8,8 @@ unfilled `{name}`), and a Windows fix uses PowerShell, not `export` or apt.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from bench.placeholders import PROSE_HOLE, bad_commands, commands, holds_placeholder
@@ -18,6 +20,8 @@ from buildlog.report.schema import Facts
 from tests.conftest import analyse_text
 
 K = bundled()
+# what PowerShell does not read: `VAR=v cmd`, df, mkdir -p, sed, sort/paste, head, /dev/null
+BASH_ONLY = re.compile(r"(?:^|; )[A-Z_][A-Z0-9_]*=\S|\bdf -h\b|\bmkdir -p\b|\| ?sed\b|\bsort -u\b|\bpaste -s|\| head\b|/dev/null")
 FIXED = [r for r in K.rules if r.fix]
 
 
@@ -37,6 +41,7 @@ def test_every_fix_command_runs_as_written(rule):
             assert not holds_placeholder(command), f"{platform}: {command}"
             if platform == WINDOWS:
                 assert not command.startswith(("export ", "sudo apt")), command
+                assert not BASH_ONLY.search(command), f"bash in a Windows fix: {command}"
 
 
 @pytest.mark.parametrize("rule", FIXED, ids=lambda r: r.id)

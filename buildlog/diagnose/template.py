@@ -77,8 +77,37 @@ def for_windows(text: str) -> str:
             line = m.group(1) + "; ".join(_ps_assign(k, v) for k, v in pairs)
         line = _TOOLKIT.sub(lambda m: _WIN_ROOT + m.group(1), line)
         line = line.replace("$CUDA_HOME", "$env:CUDA_HOME").replace("$CONDA_PREFIX", "$env:CONDA_PREFIX")
-        out.append(line)
+        line = _powershell(line)
+        if line not in out:  # two Linux forms of one check can become the same PowerShell line
+            out.append(line)
     return "\n".join(out)
+
+
+# The shell words of the fixes that PowerShell says otherwise: (bash, PowerShell) pairs, applied in order;
+# a PowerShell side naming a group (\\1) is a template, any other is taken literally.
+_PS_FORMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(bash), ps)
+    for bash, ps in (
+        (r"\$\(nvcc --version \| sed -n 's/\.\*release [^']*'\)", "$((nvcc --version | Select-String 'release (\\d+)\\.(\\d+)').Matches[0].Groups[1,2].Value -join '')"),
+        (r"\| sort -u \| paste -sd';' -\)", "| Sort-Object -Unique) -join ';')"),
+        (r'"\$\(nvidia-smi ', '"$((nvidia-smi '),
+        (r"^(\s*\$ )df -h\b.*$", r"\1Get-PSDrive -PSProvider FileSystem"),
+        (r"^(\s*\$ )mkdir -p (\S+) && ", r"\1New-Item -ItemType Directory -Force \2 | Out-Null; "),
+        (r"\| head -(\d+)$", r"| Select-Object -First \1"),
+        (r"\| head$", "| Select-Object -First 10"),
+        (r"2>/dev/null", "2>$null"),
+        (r"^(\s*\$ )curl ", r"\1curl.exe "),
+    )
+)
+_ENV_PREFIX = re.compile(r"(^\s*\$ |; )((?:[A-Z_][A-Z0-9_]*=\S+\s+)+)(?=\S)")  # `VAR=v cmd`, also after a `;`
+
+
+def _powershell(line: str) -> str:
+    """One `$` line's bash-only words in PowerShell: `VAR=v cmd` prefixes, df, mkdir -p, the
+    nvcc-version and nvidia-smi substitutions, head, /dev/null."""
+    for bash, ps in _PS_FORMS:
+        line = bash.sub(ps if re.search(r"\\[1-9]", ps) else lambda _m, ps=ps: ps, line)  # literal unless it names a group
+    return _ENV_PREFIX.sub(lambda m: m.group(1) + "".join(_ps_assign(*a.split("=", 1)) + "; " for a in m.group(2).split()), line)
 
 
 def _ps_assign(name: str, value: str) -> str:
