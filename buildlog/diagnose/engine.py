@@ -7,11 +7,15 @@ overrides a cause removes that cause's findings from the same attempt.
 
 from __future__ import annotations
 
+import re
+import sys
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
+from typing import Any, TypeVar
 
+from buildlog.ingest.clean import clean_line
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.records import Rule, compiled
 from buildlog.knowledge.vocabulary import EventKind
@@ -37,6 +41,112 @@ class Finding:
 
 
 FactsFor = Callable[[int], Facts]
+T = TypeVar("T")
+
+if sys.version_info >= (3, 11):
+    from re import _constants as _sre  # type: ignore[attr-defined]
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import sre_constants as _sre
+    import sre_parse as _sre_parse
+
+
+def condition_texts(rules: Iterable[Rule]) -> tuple[bytes, ...] | None:
+    """Texts one of which every line that any rule's context or not_context can match holds.
+
+    The scanner keeps a quiet line (see scan.scanner) only where it holds one of them: the
+    conditions read an attempt's lines joined, and a line holding none of these texts can be no
+    part of any match. None where a condition cannot be reduced to such texts (it can match across
+    a line break, looks at where the text starts or ends, ignores case, or needs no text at all):
+    then every quiet line is kept.
+    """
+    texts: set[str] = set()
+    for regex in sorted({r for rule in rules for r in (rule.context, rule.not_context) if r}):
+        needed = _needed_texts(regex)
+        if needed is None:
+            return None
+        texts |= needed
+    kept = sorted(texts, key=len)  # a text that holds a shorter one kept is found wherever it is
+    kept = [t for i, t in enumerate(kept) if not any(k in t for k in kept[:i])]
+    return tuple(t.encode("utf-8") for t in kept)
+
+
+class _Unsafe(Exception):
+    """A pattern whose matches cannot be tied to the texts of single lines."""
+
+
+def _needed_texts(regex: str) -> set[str] | None:
+    """Texts one of which every match of `regex` holds (each within one line), or None."""
+    tree = _sre_parse.parse(regex)
+    try:
+        return _needed(list(tree), tree.state.flags)
+    except _Unsafe:
+        return None
+
+
+_NO_BREAK = {_sre.CATEGORY_NOT_SPACE, _sre.CATEGORY_DIGIT, _sre.CATEGORY_WORD}  # classes without "\n"
+_LINE_EDGES = {_sre.AT_BOUNDARY, _sre.AT_NON_BOUNDARY}  # the same after a line break as at the text's edge
+_REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT, getattr(_sre, "POSSESSIVE_REPEAT", _sre.MAX_REPEAT)}
+
+
+def _needed(items: list[tuple[Any, Any]], flags: int) -> set[str] | None:
+    """For a sequence of parsed items: the best set of texts one of which a match holds, or None
+    when none is known; raises _Unsafe where a match may reach past its line."""
+    best: set[str] | None = None
+    run: list[str] = []
+
+    def consider(found: set[str] | None) -> None:
+        nonlocal best
+        if found and (best is None or min(map(len, found)) > min(map(len, best))):
+            best = found
+
+    for op, av in [*items, (None, None)]:
+        if op is _sre.LITERAL and av != 10:
+            run.append(chr(av))
+            continue
+        if run and not flags & re.IGNORECASE:
+            consider({"".join(run)})
+        run = []
+        if op is None:
+            break
+        if op is _sre.SUBPATTERN or op is getattr(_sre, "ATOMIC_GROUP", None):
+            sub, inner = (av[3], (flags | av[1]) & ~av[2]) if op is _sre.SUBPATTERN else (av, flags)
+            consider(_needed(list(sub), inner))
+        elif op is _sre.BRANCH:
+            branches = [_needed(list(b), flags) for b in av[1]]
+            consider(None if any(b is None for b in branches) else set().union(*branches))  # type: ignore[arg-type]
+        elif op in _REPEATS:
+            found = _needed(list(av[2]), flags)
+            consider(found if av[0] >= 1 else None)
+        elif op is _sre.AT:
+            multiline = av in (_sre.AT_BEGINNING, _sre.AT_END) and flags & re.MULTILINE
+            if not multiline and av not in _LINE_EDGES:
+                raise _Unsafe  # `^`, `$`, `\A`, `\Z` of the whole text
+        elif op in (_sre.ASSERT, _sre.ASSERT_NOT):
+            _needed(list(av[1]), flags)  # only for what it may match: a look-around needs no text
+        elif not _one_line(op, av, flags):
+            raise _Unsafe
+    return best
+
+
+def _one_line(op: Any, av: Any, flags: int) -> bool:
+    """Can this one-character item (or back-reference) never match a line break?"""
+    if op is _sre.LITERAL:
+        return av != 10
+    if op is _sre.NOT_LITERAL:
+        return av == 10
+    if op is _sre.ANY:
+        return not flags & re.DOTALL
+    if op is _sre.IN:
+        negate = av[:1] == [(_sre.NEGATE, None)]
+        breaks = any(
+            (kind is _sre.LITERAL and value == 10)
+            or (kind is _sre.RANGE and value[0] <= 10 <= value[1])
+            or (kind is _sre.CATEGORY and value not in _NO_BREAK)
+            for kind, value in av[1 if negate else 0 :]
+        )
+        return breaks if negate else not breaks
+    return op is _sre.GROUPREF  # a group's own items are checked where it is
 
 
 def _fact_text(facts: Facts, name: str) -> str:
@@ -49,17 +159,31 @@ def _fact_text(facts: Facts, name: str) -> str:
 class _AttemptText:
     """An attempt's lines joined, and which condition regexes match it (each searched once per attempt,
     however many of its lines a rule's pattern hits). The text is joined only when a rule with a
-    context condition first matches in the attempt, and let go with the attempt."""
+    context condition first matches in the attempt, and let go with the attempt.
 
-    def __init__(self, events: Sequence[Event]) -> None:
+    Its lines are its events and, in line order among them, its quiet lines: those the scanner
+    counted where a fresh start at the attempt's command would have taken them (scan.scanner), so
+    a condition reads the same whether the attempt is the 3rd of a log or the 3,000th. They are
+    cleaned here, only for an attempt whose conditions are read.
+    """
+
+    def __init__(self, events: Sequence[Event], quiet: Sequence[tuple[int, bytes]] = ()) -> None:
         self._events = events
+        self._quiet = quiet
         self._text: str | None = None
         self._found: dict[str, bool] = {}
+
+    def events(self) -> Sequence[Event]:
+        """The attempt's events and its quiet lines as plain ones, in line order."""
+        if self._quiet:
+            quiet = [Event(EventKind.TEXT, line, clean_line(raw)) for line, raw in self._quiet]
+            self._events, self._quiet = sorted([*self._events, *quiet], key=lambda e: e.line), ()
+        return self._events
 
     def has(self, regex: str) -> bool:
         if regex not in self._found:
             if self._text is None:
-                self._text = "\n".join(e.text for e in self._events)
+                self._text = "\n".join(e.text for e in self.events())
             self._found[regex] = compiled(regex).search(self._text) is not None
         return self._found[regex]
 
@@ -122,17 +246,25 @@ class Diagnoser:
     def __init__(self, knowledge: Knowledge) -> None:
         self.knowledge = knowledge
 
-    def findings(self, events: Sequence[Event], spans: Sequence[Span], facts_for: FactsFor) -> list[Finding]:
-        by_attempt = _group(events, spans)
+    def findings(
+        self,
+        events: Sequence[Event],
+        spans: Sequence[Span],
+        facts_for: FactsFor,
+        quiet: Sequence[tuple[int, bytes]] = (),
+    ) -> list[Finding]:
+        """`quiet`: the lines the scanner counted where a fresh start would have taken them, in order."""
+        by_attempt = _group(events, spans, lambda e: e.line)
+        quiet_by = _group(quiet, spans, lambda q: q[0])
         self._events, self._by_line = events, None
         out: list[Finding] = []
         for span in spans:
             attempt_events = by_attempt.get(span.number, [])
-            texts = _AttemptText(attempt_events)
+            texts = _AttemptText(attempt_events, quiet_by.get(span.number, ()))
             facts = cache(partial(facts_for, span.number))  # asked for once, if ever: a long CI log has thousands
             found = _Kept()
             for e in attempt_events:
-                self._match(e, span, texts, facts, attempt_events, found)
+                self._match(e, span, texts, facts, found)
             kept = found.findings()
             overridden = {cause for f in kept for cause in f.rule.overrides}
             out.extend(f for f in kept if not (f.rule.role == "cause" and f.rule.cause in overridden))
@@ -144,7 +276,6 @@ class Diagnoser:
         span: Span,
         texts: _AttemptText,
         facts: Callable[[], Facts],
-        attempt_events: Sequence[Event],
         found: _Kept,
     ) -> None:
         for rule in self.knowledge.rules_for(event.anchors):
@@ -152,7 +283,7 @@ class Diagnoser:
                 continue
             hits = search(rule.regex, event, rule.multiline, anchors=rule.anchors)
             if hits and _conditions_hold(rule, span, texts, facts):
-                found.add(rule, partial(self._finding, rule, event, hits[0], span.number, facts, attempt_events))
+                found.add(rule, partial(self._finding, rule, event, hits[0], span.number, facts, texts))
 
     def _finding(
         self,
@@ -161,9 +292,9 @@ class Diagnoser:
         hit: Hit,
         attempt: int,
         facts: Callable[[], Facts],
-        attempt_events: Sequence[Event],
+        texts: _AttemptText,
     ) -> Finding:
-        support = _context_event(rule, event, attempt_events) + self._fact_events(rule, facts)
+        support = _context_event(rule, event, texts.events()) + self._fact_events(rule, facts)
         return Finding(rule, event, hit, attempt, support)
 
     def _fact_events(self, rule: Rule, facts: Callable[[], Facts]) -> tuple[Event, ...]:
@@ -193,13 +324,14 @@ class Diagnoser:
         return None
 
 
-def _group(events: Sequence[Event], spans: Sequence[Span]) -> dict[int, list[Event]]:
-    groups: dict[int, list[Event]] = defaultdict(list)
+def _group(items: Sequence[T], spans: Sequence[Span], line: Callable[[T], int]) -> dict[int, list[T]]:
+    """Items in line order, by the number of the span each falls in."""
+    groups: dict[int, list[T]] = defaultdict(list)
     i = 0
-    for event in events:
-        while i < len(spans) - 1 and event.line > spans[i].end:
+    for item in items:
+        while i < len(spans) - 1 and line(item) > spans[i].end:
             i += 1
-        groups[spans[i].number].append(event)
+        groups[spans[i].number].append(item)
     return groups
 
 

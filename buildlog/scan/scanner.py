@@ -16,9 +16,14 @@ The scanner owns two policies that keep a huge log affordable without losing wha
   costs a counter, and no distinct line is ever dropped.
 
 A command line (one holding a command anchor of knowledge/lines.toml) starts both afresh, so each
-attempt of a session is seen whole. Line numbers count newline bytes only: a carriage return inside
-a progress bar is not a line break, which is also what an editor shows. A line longer than the
-reader's limit reaches the scan in pieces (see ingest.reader); an anchor cut in two there is not seen.
+attempt of a session is seen whole; past the first FRESH_COMMANDS commands (a CI job that retries
+a thousand times is one story) a message taken that often before is only counted, and the lines a
+fresh start would have taken (the first few of each message since the command) are kept as quiet
+lines instead (ScanSummary.quiet): their text only, for the rules' conditions on the lines of an
+attempt (diagnose.engine), and only those holding a text that such a condition needs (`keep`).
+Line numbers count newline bytes only: a carriage return inside a progress bar is not a line
+break, which is also what an editor shows. A line longer than the reader's limit reaches the scan
+in pieces (see ingest.reader); an anchor cut in two there is not seen.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
 from pathlib import Path
 from typing import NamedTuple
@@ -70,6 +75,7 @@ class ScanSummary:
         self.repeated = 0  # of which counted as repeats of a message already taken
         self.tail: deque[tuple[int, bytes]] = deque(maxlen=TAIL_LINES)
         self.repeats: dict[bytes, list[int | bytes]] = {}  # message -> [first line, text, count]
+        self.quiet: list[tuple[int, bytes]] = []  # (line, raw text): counted where a fresh start takes it
 
     def top_repeats(self, n: int = TOP_REPEATS) -> list[Repeat]:
         ranked = sorted(self.repeats.values(), key=lambda r: (-int(r[2]), int(r[0])))[:n]
@@ -167,7 +173,10 @@ class Scanner:
         engine: str = "auto",
         cache: Path | None = None,
         repeats: int = REPEATS,
+        keep: Callable[[], Sequence[bytes] | None] | None = None,
     ) -> None:
+        """`keep` gives the texts one of which a quiet line must hold to be kept (None: every quiet
+        line); it is asked when the first quiet line comes, which a short log never has."""
         raw_budgets = {a.encode("utf-8"): n for a, n in (budgets or {}).items() if n}
         kept, implied = essential_anchors((a.encode("utf-8") for a in anchors), raw_budgets)
         parsed = [Anchor.parse(a) for a in kept]
@@ -190,8 +199,14 @@ class Scanner:
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: frozenset[int] = frozenset()  # replaced, not changed: it keys the plans of _anchor_names
+        # message -> (commands * width + times taken) * width + times taken or kept since the last
+        # command, width = repeats + 1: a flood's repeat is one look-up and one comparison
         self._seen: dict[bytes, int] = {}
         self._commands = 0
+        self._keep = keep
+        self._keep_engine: Engine | None = None  # made when a quiet line first needs it
+        self._holding: tuple[bytes, list[int]] = (b"", [])  # a chunk, where the texts to keep are in it
+        self._engine_choice = (self.engine.name, cache)
         self._sets: dict[frozenset[str], frozenset[str]] = {}
         # (anchors found, anchors spent) -> (their names, the texts to look for on the line, whose names)
         self._checks: dict[tuple[frozenset[int], frozenset[int]], tuple] = {}
@@ -231,6 +246,9 @@ class Scanner:
         # of hits, counters kept locally and added to the summary before each candidate leaves, and
         # the newlines before a line counted only when its number is needed).
         budget, maybe_command, seen, repeats = self._budget, self._maybe_command, self._seen, self.repeats
+        width = repeats + 1
+        since = self._commands * width * width  # where this command's values start
+        full = since + repeats * width + repeats  # taken `repeats` times, and as often since this command
         alone, plain, key_of, ones = self._alone, self._plain, _MASKED.__getitem__, _ONES
         budgeted, tracked = budget.keys(), summary.repeats.get
         rfind, find, count = chunk.rfind, chunk.find, chunk.count
@@ -266,7 +284,10 @@ class Scanner:
                 if self._is_command(indices, raw):
                     number += count(b"\n", counted, start)
                     counted = start
-                    if self._reset() and skipped:  # anchors left out of this search are live again
+                    fresh = self._reset()
+                    since = self._commands * width * width
+                    full = since + repeats * width + repeats
+                    if fresh and skipped:  # anchors left out of this search are live again
                         skipped = frozenset()
                         found, i = self.engine.find(chunk, end + 1, skipped), 0
                         n = len(found)
@@ -283,8 +304,20 @@ class Scanner:
                 raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
                 around = [first] if simple else [p for p, _ in hits]
                 key = message_key(raw, [p - start for p in around if start <= p < start + len(raw)])
-            times = seen.get(key, 0)
-            if times >= repeats:  # a repeat: counted, not taken
+            value = seen.get(key, 0)
+            if value < full:  # not yet seen `repeats` times since the last command
+                if value < since:  # not since this command: how often it was taken stays
+                    value = since + (value // width % width) * width
+                if value - since < repeats * width:  # taken fewer times: taken again
+                    seen[key] = value + width + 1
+                    value = -1
+                else:  # a fresh start would take it: counted, its text kept if a condition may need it
+                    seen[key] = value + 1
+                    if self._keep is None or self._holds(chunk, start, end):
+                        number += count(b"\n", counted, start)
+                        counted = start
+                        summary.quiet.append((number, raw))
+            if value >= 0:  # a repeat: counted, not taken
                 repeated += 1
                 entry = tracked(key)
                 if entry is not None:
@@ -294,7 +327,6 @@ class Scanner:
                     counted = start
                     self._track(key, raw, number, summary)
                 continue
-            seen[key] = times + 1
             number += count(b"\n", counted, start)
             counted = start
             summary.candidates += selected
@@ -314,6 +346,23 @@ class Scanner:
         return bool(indices & self._resets) or any(
             text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
         )
+
+    def _holds(self, chunk: bytes, start: int, end: int) -> bool:
+        """Does the line at chunk[start:end] hold one of the texts to keep? (One search of the chunk.)"""
+        held, ends = self._holding
+        if held is not chunk:
+            if self._keep_engine is None:
+                texts = self._keep()  # type: ignore[misc]
+                if texts is None:
+                    self._keep = None
+                    return True
+                name, cache = self._engine_choice
+                anchors = [Anchor(t, False) for t in (*texts, *_CLEANED)] if texts else []
+                self._keep_engine = make_engine(anchors, name, cache=cache) if anchors else make_engine([], "plain")
+            ends = [pos for pos, _ in self._keep_engine.find(chunk, 0, frozenset())]
+            self._holding = (chunk, ends)
+        i = bisect_left(ends, start)
+        return i < len(ends) and ends[i] < end
 
     def _track(self, key: bytes, raw: bytes, number: int, summary: ScanSummary) -> None:
         """The first repeat of a message: its first text is kept for the report (the first MAX_TRACKED)."""
@@ -446,6 +495,10 @@ class Scanner:
         return tuple(lines)
 
 
+
+# The bytes that cleaning a line removes (ingest.clean: controls, and so colour codes): text that a
+# condition needs may show only once they are gone, so a quiet line holding one is kept too.
+_CLEANED = tuple(bytes((b,)) for b in (*range(9), 11, 12, *range(14, 32), 127))
 
 _NEAR = 8192  # bytes after a candidate that _following cuts its lines from in one go (under MAX_LINE)
 
