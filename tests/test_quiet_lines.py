@@ -157,7 +157,7 @@ def test_taken_and_quiet_lines_are_what_a_fresh_start_at_every_command_takes(eng
 @pytest.mark.parametrize("engine", ENGINES)
 def test_only_quiet_lines_holding_a_needed_text_are_kept(engine):
     job = b"$ make\nerror: in /opt/torch/include/x.h\nerror: plain failure 1\nerror: \x1b[1mtorch\x1b[0m/include\n"
-    keep = lambda: (b"torch/include",)  # noqa: E731
+    keep = lambda: ((b"torch/include",), (b"plain", b"failure 2"))  # noqa: E731
     scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, repeats=1, keep=keep)
     summary = ScanSummary()
     list(scanner.scan(iter_chunks(io.BytesIO(job * (FRESH_COMMANDS + 5))), summary))
@@ -168,24 +168,39 @@ def test_only_quiet_lines_holding_a_needed_text_are_kept(engine):
 
 
 def test_the_texts_a_condition_needs():
-    assert _needed_texts(r"(?m)^FAILED: \S|/bin/nvcc |\bcc1plus\b") == {"FAILED: ", "/bin/nvcc ", "cc1plus"}
-    assert _needed_texts(r"site-packages[\\/]+torch|(?:abc|de)fgh") == {"site-packages", "fgh"}
-    assert _needed_texts(r"x{0,2}hello(?!\S)") == {"hello"}
+    def needed(regex):
+        return sorted(sorted(texts) for texts in _needed_texts(regex))
+
+    assert needed(r"(?m)^FAILED: \S|/bin/nvcc |\bcc1plus\b") == [["/bin/nvcc "], ["FAILED: "], ["cc1plus"]]
+    either = [["abc", "fgh"], ["de", "fgh"], ["site-packages", "torch"]]
+    assert needed(r"site-packages[\\/]+torch|(?:abc|de)fgh") == either
+    assert needed(r"x{0,2}hello(?!\S)") == [["hello"]]
     for regex in (r"a\nb", r"(?s)a.b", r"^abc", r"abc$", r"(?i)abc", r"\d+", r"ab(?=c\s)", r"[^x]abc", r"abc|\d"):
         assert _needed_texts(regex) is None, regex  # may cross a line, reads the text's edges, or needs no text
 
 
-def test_every_bundled_condition_is_tied_to_texts_and_each_match_holds_one():
-    """Else every quiet line is kept (memory grows with a long log). Each rule's own examples that
-    its condition matches hold one of the texts."""
-    k = bundled()
-    texts = condition_texts(k.rules)
-    assert texts is not None and texts
+def test_every_bundled_condition_is_tied_to_texts_and_its_matches_hold_them():
+    """Else every quiet line is kept (memory grows with a long log). Strings generated from each
+    condition's own parse tree (as the pattern-cost test does, literals kept as they are) that the
+    condition matches hold every text of one of its sets."""
     import re
 
-    for rule in k.rules:
-        for regex in filter(None, (rule.context, rule.not_context)):
-            needed = _needed_texts(regex)
-            for line in rule.examples.fire + rule.examples.quiet:
-                for m in re.finditer(regex, line):
-                    assert any(t in m.group(0) or t in line for t in needed), (rule.id, regex, line)
+    from tests.test_pattern_cost import _Gen, sre_c
+
+    class Witness(_Gen):
+        def chars(self, node):
+            return [chr(node[1])] if node[0] is sre_c.LITERAL else super().chars(node)
+
+    k = bundled()
+    assert condition_texts(k.rules)
+    conditions = sorted({r for rule in k.rules for r in (rule.context, rule.not_context) if r})
+    matched = 0
+    for regex in conditions:
+        needed = _needed_texts(regex)
+        assert needed, regex
+        gen = Witness(regex, 0)
+        for variant in range(24):
+            for m in re.finditer(regex, "x " + gen.text(gen.tree, variant) + " y"):
+                matched += 1
+                assert any(all(t in m.group(0) for t in texts) for texts in needed), (regex, m.group(0))
+    assert matched >= 10 * len(conditions)

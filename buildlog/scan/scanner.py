@@ -36,7 +36,7 @@ from itertools import compress
 from pathlib import Path
 from typing import NamedTuple
 
-from buildlog.scan.engines import Anchor, Engine, Occurrence, make_engine
+from buildlog.scan.engines import Anchor, Engine, Occurrence, held_texts, make_engine
 
 MAX_LINE = 16 * 1024  # longer lines are clipped around the anchor they matched
 TAIL_LINES = 40
@@ -173,10 +173,11 @@ class Scanner:
         engine: str = "auto",
         cache: Path | None = None,
         repeats: int = REPEATS,
-        keep: Callable[[], Sequence[bytes] | None] | None = None,
+        keep: Callable[[], Sequence[Sequence[bytes]] | None] | None = None,
     ) -> None:
-        """`keep` gives the texts one of which a quiet line must hold to be kept (None: every quiet
-        line); it is asked when the first quiet line comes, which a short log never has."""
+        """`keep` gives sets of texts: a quiet line is kept where it holds every text of one set (and
+        every quiet line where it gives None, or is None). It is asked when the first quiet line
+        comes, which a short log never has."""
         raw_budgets = {a.encode("utf-8"): n for a, n in (budgets or {}).items() if n}
         kept, implied = essential_anchors((a.encode("utf-8") for a in anchors), raw_budgets)
         parsed = [Anchor.parse(a) for a in kept]
@@ -204,9 +205,8 @@ class Scanner:
         self._seen: dict[bytes, int] = {}
         self._commands = 0
         self._keep = keep
-        self._keep_engine: Engine | None = None  # made when a quiet line first needs it
-        self._holding: tuple[bytes, list[int]] = (b"", [])  # a chunk, where the texts to keep are in it
-        self._engine_choice = (self.engine.name, cache)
+        self._needs: _Needs | None = None  # made when a quiet line first needs it
+        self._cache = cache
         self._sets: dict[frozenset[str], frozenset[str]] = {}
         # (anchors found, anchors spent) -> (their names, the texts to look for on the line, whose names)
         self._checks: dict[tuple[frozenset[int], frozenset[int]], tuple] = {}
@@ -313,7 +313,7 @@ class Scanner:
                     value = -1
                 else:  # a fresh start would take it: counted, its text kept if a condition may need it
                     seen[key] = value + 1
-                    if self._keep is None or self._holds(chunk, start, end):
+                    if self._keep is None or self._holds(raw):
                         number += count(b"\n", counted, start)
                         counted = start
                         summary.quiet.append((number, raw))
@@ -347,22 +347,15 @@ class Scanner:
             text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
         )
 
-    def _holds(self, chunk: bytes, start: int, end: int) -> bool:
-        """Does the line at chunk[start:end] hold one of the texts to keep? (One search of the chunk.)"""
-        held, ends = self._holding
-        if held is not chunk:
-            if self._keep_engine is None:
-                texts = self._keep()  # type: ignore[misc]
-                if texts is None:
-                    self._keep = None
-                    return True
-                name, cache = self._engine_choice
-                anchors = [Anchor(t, False) for t in (*texts, *_CLEANED)] if texts else []
-                self._keep_engine = make_engine(anchors, name, cache=cache) if anchors else make_engine([], "plain")
-            ends = [pos for pos, _ in self._keep_engine.find(chunk, 0, frozenset())]
-            self._holding = (chunk, ends)
-        i = bisect_left(ends, start)
-        return i < len(ends) and ends[i] < end
+    def _holds(self, raw: bytes) -> bool:
+        """Does a quiet line hold every text of one of the sets of `keep`?"""
+        if self._needs is None:
+            sets = self._keep()  # type: ignore[misc]
+            if sets is None:
+                self._keep = None
+                return True
+            self._needs = _Needs(sets, self.engine.name, self._cache)
+        return self._needs(raw)
 
     def _track(self, key: bytes, raw: bytes, number: int, summary: ScanSummary) -> None:
         """The first repeat of a message: its first text is kept for the report (the first MAX_TRACKED)."""
@@ -499,6 +492,33 @@ class Scanner:
 # The bytes that cleaning a line removes (ingest.clean: controls, and so colour codes): text that a
 # condition needs may show only once they are gone, so a quiet line holding one is kept too.
 _CLEANED = tuple(bytes((b,)) for b in (*range(9), 11, 12, *range(14, 32), 127))
+
+class _Needs:
+    """Whether a line holds every text of one of some sets of texts, or a byte that cleaning removes."""
+
+    def __init__(self, sets: Sequence[Sequence[bytes]], engine: str, cache: Path | None) -> None:
+        texts = sorted({t for texts in sets for t in texts}) + list(_CLEANED)
+        index = {t: i for i, t in enumerate(texts)}
+        cleaned = range(len(texts) - len(_CLEANED), len(texts))
+        self._sets: dict[int, list[frozenset[int]]] = {i: [frozenset((i,))] for i in cleaned}
+        for needed in {frozenset(index[t] for t in texts) for texts in sets}:
+            for i in needed:
+                self._sets.setdefault(i, []).append(needed)
+        self._held = held_texts(texts, engine, cache)
+        self._known: dict[bytes, bool] = {}  # a CI log's jobs print many a line the same
+
+    def __call__(self, line: bytes) -> bool:
+        known = self._known.get(line)
+        if known is None:
+            held = self._held(line)
+            known = bool(held) and any(needed <= held for i in held for needed in self._sets[i])
+            if len(self._known) >= _KNOWN:
+                self._known.clear()
+            self._known[line] = known
+        return known
+
+
+_KNOWN = 4096  # quiet lines whose verdict is kept; afresh when full
 
 _NEAR = 8192  # bytes after a candidate that _following cuts its lines from in one go (under MAX_LINE)
 
