@@ -124,7 +124,7 @@ def _taken(data: bytes, engine: str, monkeypatch=None, fresh: int | None = None)
     scanner = Scanner(["error:", "warn ", "$ "], None, ["$ "], after=0, engine=engine, repeats=3)
     summary = ScanSummary()
     got = [(c.number, c.raw) for c in scanner.scan(iter_chunks(io.BytesIO(data), size=4096), summary)]
-    return sorted(got + summary.quiet), summary.quiet
+    return sorted(got + list(summary.quiet)), list(summary.quiet)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

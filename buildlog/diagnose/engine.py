@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
-from typing import Any, TypeVar
+from typing import Any
 
 from buildlog.ingest.clean import clean_line
 from buildlog.knowledge.bundle import Knowledge
@@ -22,6 +22,7 @@ from buildlog.knowledge.vocabulary import EventKind
 from buildlog.parse.events import Event
 from buildlog.parse.window import Hit, search
 from buildlog.report.schema import Facts, Outcome
+from buildlog.scan.scanner import QuietLines
 from buildlog.segment import Span
 
 
@@ -41,7 +42,6 @@ class Finding:
 
 
 FactsFor = Callable[[int], Facts]
-T = TypeVar("T")
 
 if sys.version_info >= (3, 11):
     from re import _constants as _sre  # type: ignore[attr-defined]
@@ -175,7 +175,7 @@ class _AttemptText:
     cleaned here, only for an attempt whose conditions are read.
     """
 
-    def __init__(self, events: Sequence[Event], quiet: Sequence[tuple[int, bytes]] = ()) -> None:
+    def __init__(self, events: Sequence[Event], quiet: Callable[[], list[tuple[int, bytes]]] | None = None) -> None:
         self._events = events
         self._quiet = quiet
         self._text: str | None = None
@@ -183,9 +183,11 @@ class _AttemptText:
 
     def events(self) -> Sequence[Event]:
         """The attempt's events and its quiet lines as plain ones, in line order."""
-        if self._quiet:
-            quiet = [Event(EventKind.TEXT, line, clean_line(raw)) for line, raw in self._quiet]
-            self._events, self._quiet = sorted([*self._events, *quiet], key=lambda e: e.line), ()
+        if self._quiet is not None:
+            quiet = [Event(EventKind.TEXT, line, clean_line(raw)) for line, raw in self._quiet()]
+            if quiet:
+                self._events = sorted([*self._events, *quiet], key=lambda e: e.line)
+            self._quiet = None
         return self._events
 
     def has(self, regex: str) -> bool:
@@ -259,16 +261,16 @@ class Diagnoser:
         events: Sequence[Event],
         spans: Sequence[Span],
         facts_for: FactsFor,
-        quiet: Sequence[tuple[int, bytes]] = (),
+        quiet: QuietLines | None = None,
     ) -> list[Finding]:
-        """`quiet`: the lines the scanner counted where a fresh start would have taken them, in order."""
-        by_attempt = _group(events, spans, lambda e: e.line)
-        quiet_by = _group(quiet, spans, lambda q: q[0])
+        """`quiet`: the lines the scanner counted where a fresh start would have taken them."""
+        by_attempt = _group(events, spans)
         self._events, self._by_line = events, None
         out: list[Finding] = []
-        for span in spans:
+        for i, span in enumerate(spans):
             attempt_events = by_attempt.get(span.number, [])
-            texts = _AttemptText(attempt_events, quiet_by.get(span.number, ()))
+            first, last = spans[i - 1].end + 1 if i else 0, span.end if i < len(spans) - 1 else sys.maxsize
+            texts = _AttemptText(attempt_events, partial(quiet.within, first, last) if quiet else None)
             facts = cache(partial(facts_for, span.number))  # asked for once, if ever: a long CI log has thousands
             found = _Kept()
             for e in attempt_events:
@@ -332,14 +334,13 @@ class Diagnoser:
         return None
 
 
-def _group(items: Sequence[T], spans: Sequence[Span], line: Callable[[T], int]) -> dict[int, list[T]]:
-    """Items in line order, by the number of the span each falls in."""
-    groups: dict[int, list[T]] = defaultdict(list)
+def _group(events: Sequence[Event], spans: Sequence[Span]) -> dict[int, list[Event]]:
+    groups: dict[int, list[Event]] = defaultdict(list)
     i = 0
-    for item in items:
-        while i < len(spans) - 1 and line(item) > spans[i].end:
+    for event in events:
+        while i < len(spans) - 1 and event.line > spans[i].end:
             i += 1
-        groups[spans[i].number].append(item)
+        groups[spans[i].number].append(event)
     return groups
 
 

@@ -22,6 +22,7 @@ from buildlog.learn.classifier import Prediction, model_of
 from buildlog.learn.features import FAILURE_KINDS, failure_lines, states_error
 from buildlog.parse.events import Event
 from buildlog.report.schema import Evidence, Facts, Incident, Outcome, Risk, RootCause, Status
+from buildlog.scan.scanner import QuietLines
 from buildlog.segment import Span, group_steps
 
 MAX_EVIDENCE = 6
@@ -64,7 +65,7 @@ class Diagnosis:
 def diagnose(
     events: Sequence[Event], steps: Sequence[Span], facts_for_spans: FactsFor, lines: int,
     tail: Sequence[tuple[int, str]], knowledge: Knowledge, use_model: bool = True,
-    quiet: Sequence[tuple[int, bytes]] = (),
+    quiet: QuietLines | None = None,
 ) -> Diagnosis:  # fmt: skip
     """Rules over every step, outcomes once, steps grouped into attempts, then the verdict.
 

@@ -29,6 +29,7 @@ in pieces (see ingest.reader); an anchor cut in two there is not seen.
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
@@ -65,6 +66,31 @@ class Repeat(NamedTuple):
     count: int
 
 
+class QuietLines:
+    """Lines counted where a fresh start at their command would have taken them: numbers and raw
+    texts, in line order (a long CI log has tens of thousands: no object per line but its text,
+    and a text printed by every job is one object)."""
+
+    def __init__(self) -> None:
+        self.lines = array("q")
+        self.texts: list[bytes] = []
+
+    def add(self, line: int, text: bytes) -> None:
+        self.lines.append(line)
+        self.texts.append(text)
+
+    def within(self, first: int, last: int) -> list[tuple[int, bytes]]:
+        """Those with numbers from `first` to `last`."""
+        a, b = bisect_left(self.lines, first), bisect_right(self.lines, last)
+        return list(zip(self.lines[a:b], self.texts[a:b], strict=True))
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        return zip(self.lines, self.texts, strict=True)
+
+
 class ScanSummary:
     """What the scan learned besides the candidates: size, counts, repeats, the last lines."""
 
@@ -75,7 +101,7 @@ class ScanSummary:
         self.repeated = 0  # of which counted as repeats of a message already taken
         self.tail: deque[tuple[int, bytes]] = deque(maxlen=TAIL_LINES)
         self.repeats: dict[bytes, list[int | bytes]] = {}  # message -> [first line, text, count]
-        self.quiet: list[tuple[int, bytes]] = []  # (line, raw text): counted where a fresh start takes it
+        self.quiet = QuietLines()  # counted where a fresh start would take them
 
     def top_repeats(self, n: int = TOP_REPEATS) -> list[Repeat]:
         ranked = sorted(self.repeats.values(), key=lambda r: (-int(r[2]), int(r[0])))[:n]
@@ -313,10 +339,11 @@ class Scanner:
                     value = -1
                 else:  # a fresh start would take it: counted, its text kept if a condition may need it
                     seen[key] = value + 1
-                    if self._keep is None or self._holds(raw):
+                    text = raw if self._keep is None else self._kept(raw)
+                    if text is not None:
                         number += count(b"\n", counted, start)
                         counted = start
-                        summary.quiet.append((number, raw))
+                        summary.quiet.add(number, text)
             if value >= 0:  # a repeat: counted, not taken
                 repeated += 1
                 entry = tracked(key)
@@ -347,13 +374,13 @@ class Scanner:
             text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
         )
 
-    def _holds(self, raw: bytes) -> bool:
-        """Does a quiet line hold every text of one of the sets of `keep`?"""
+    def _kept(self, raw: bytes) -> bytes | None:
+        """A quiet line's text to keep, if it holds every text of one of the sets of `keep`."""
         if self._needs is None:
             sets = self._keep()  # type: ignore[misc]
             if sets is None:
                 self._keep = None
-                return True
+                return raw
             self._needs = _Needs(sets, self.engine.name, self._cache)
         return self._needs(raw)
 
@@ -505,17 +532,18 @@ class _Needs:
             for i in needed:
                 self._sets.setdefault(i, []).append(needed)
         self._held = held_texts(texts, engine, cache)
-        self._known: dict[bytes, bool] = {}  # a CI log's jobs print many a line the same
+        self._known: dict[bytes, bytes | None] = {}  # a CI log's jobs print many a line the same
 
-    def __call__(self, line: bytes) -> bool:
-        known = self._known.get(line)
-        if known is None:
-            held = self._held(line)
-            known = bool(held) and any(needed <= held for i in held for needed in self._sets[i])
-            if len(self._known) >= _KNOWN:
-                self._known.clear()
-            self._known[line] = known
-        return known
+    def __call__(self, line: bytes) -> bytes | None:
+        """The line (one object for each text) if it holds them, else None."""
+        if line in self._known:
+            return self._known[line]
+        held = self._held(line)
+        kept = line if held and any(needed <= held for i in held for needed in self._sets[i]) else None
+        if len(self._known) >= _KNOWN:
+            self._known.clear()
+        self._known[line] = kept
+        return kept
 
 
 _KNOWN = 4096  # quiet lines whose verdict is kept; afresh when full
