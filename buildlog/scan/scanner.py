@@ -515,10 +515,11 @@ class Scanner:
         return tuple(lines)
 
 
-
 # The bytes that cleaning a line removes (ingest.clean: controls, and so colour codes): text that a
 # condition needs may show only once they are gone, so a quiet line holding one is kept too.
 _CLEANED = tuple(bytes((b,)) for b in (*range(9), 11, 12, *range(14, 32), 127))
+_KNOWN = 4096  # quiet lines whose verdict is kept; afresh when full
+
 
 class _Needs:
     """Whether a line holds every text of one of some sets of texts, or a byte that cleaning removes."""
@@ -545,8 +546,6 @@ class _Needs:
         self._known[line] = kept
         return kept
 
-
-_KNOWN = 4096  # quiet lines whose verdict is kept; afresh when full
 
 _NEAR = 8192  # bytes after a candidate that _following cuts its lines from in one go (under MAX_LINE)
 
