@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from buildlog.diagnose.checks import judge_values
+from buildlog.diagnose.engine import condition_texts
 from buildlog.diagnose.verdict import Diagnosis, diagnose
 from buildlog.facts import FactIndex, contradictions, observe
 from buildlog.ingest.clean import clean_line
@@ -98,7 +99,9 @@ def _trace(source: Source | bytes, knowledge: Knowledge, store: Recall | None, o
     index = FactIndex(list(observe(events, knowledge)))
     steps = segment(events, summary.lines, knowledge)
     tail = [(n, clean_line(raw)) for n, raw in summary.tail]
-    diagnosis = diagnose(events, steps, _facts_by_attempt(index), summary.lines, tail, knowledge, options.use_model)
+    diagnosis = diagnose(
+        events, steps, _facts_by_attempt(index), summary.lines, tail, knowledge, options.use_model, summary.quiet
+    )
     del steps  # the attempts are in the diagnosis; each step of a long CI log need not outlive it
     judged = _judged(contradictions(index, diagnosis.attempts), index, diagnosis, knowledge)
     del index  # nor the facts of the whole log, while the report is built and masked
@@ -116,7 +119,8 @@ def scan_and_parse(
 ) -> list[Event]:
     """The candidate lines of a log as events (cleaned; their neighbours cleaned when read)."""
     plan = knowledge.plan
-    scanner = Scanner(plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache)
+    keep = partial(condition_texts, knowledge.rules)  # the quiet lines the rules' conditions may need
+    scanner = Scanner(plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache, keep=keep)
     wide = _Following(knowledge)
     events = []
     unread = _Unread(knowledge, wide)

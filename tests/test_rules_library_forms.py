@@ -144,14 +144,25 @@ def test_conda_s_fix_names_the_package_without_its_channel():
     assert causes and 'conda search "cuda-nvcc"' in causes[0].fix
 
 
-def test_an_nvcc_std_error_in_a_pip_build_stays_torch_s_even_without_torch_lines():
-    # a very long log can count the torch lines as repeats; pip-driven builds are torch's by default
-    text = (
-        "$ pip install -v --no-build-isolation .\n"
-        "  Building wheel for pkg (setup.py): started\n"
-        "nvcc fatal   : Value 'c++20' is not defined for option 'std'\n"
-        "  error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1\n"
+def _torch_job(n: int, failing: bool) -> str:
+    """One CI job of a torch extension built by pip: its traceback names torch's cpp_extension."""
+    job = (
+        f"$ pip install -v --no-build-isolation ./ext{n % 3}\n"
+        f"  Building wheel for ext{n % 3} (setup.py): started\n"
+        f"[1/2] /usr/local/cuda-11.8/bin/nvcc -I/venv/lib/python3.11/site-packages/torch/include -c k{n}.cu\n"
+        "  Traceback (most recent call last):\n"
+        '    File "/venv/lib/python3.11/site-packages/torch/utils/cpp_extension.py", line 2107, in _run_ninja_build\n'
     )
+    if failing:
+        job += "nvcc fatal   : Value 'c++20' is not defined for option 'std'\n"
+    return job + f"  error: command '/usr/local/cuda-11.8/bin/nvcc' failed with exit code {1 + n % 2}\n"
+
+
+@pytest.mark.parametrize("jobs", [1, 60])
+def test_an_nvcc_std_error_in_a_torch_build_stays_torch_s_in_a_long_log(jobs):
+    """Torch's own flags ask for the standard: in the 60th job of a CI log the torch lines repeat
+    those of the first jobs and are only counted, and the rule's not_context must still see them."""
+    text = "".join(_torch_job(n, failing=n == jobs - 1) for n in range(jobs))
     assert _rule_cause(text) == "cuda_version_mismatch"
     make = "$ make\nnvcc -std=c++20 -c k.cu\nnvcc fatal   : Value 'c++20' is not defined for option 'std'\nmake: *** [Makefile:3: k.o] Error 1\n"
     assert _rule_cause(make) == "cuda_too_old"

@@ -22,6 +22,7 @@ from buildlog.learn.classifier import Prediction, model_of
 from buildlog.learn.features import FAILURE_KINDS, failure_lines, states_error
 from buildlog.parse.events import Event
 from buildlog.report.schema import Evidence, Facts, Incident, Outcome, Risk, RootCause, Status
+from buildlog.scan.scanner import QuietLines
 from buildlog.segment import Span, group_steps
 
 MAX_EVIDENCE = 6
@@ -64,9 +65,13 @@ class Diagnosis:
 def diagnose(
     events: Sequence[Event], steps: Sequence[Span], facts_for_spans: FactsFor, lines: int,
     tail: Sequence[tuple[int, str]], knowledge: Knowledge, use_model: bool = True,
+    quiet: QuietLines | None = None,
 ) -> Diagnosis:  # fmt: skip
-    """Rules over every step, outcomes once, steps grouped into attempts, then the verdict."""
-    findings = Diagnoser(knowledge).findings(events, steps, facts_for_spans(steps))
+    """Rules over every step, outcomes once, steps grouped into attempts, then the verdict.
+
+    `quiet`: the lines the scanner counted where a fresh start would have taken them (for the
+    rules' conditions on a step's lines, see diagnose.engine)."""
+    findings = Diagnoser(knowledge).findings(events, steps, facts_for_spans(steps), quiet)
     step_outcomes = {s.number: outcome_of([f for f in findings if f.attempt == s.number]) for s in steps}
     spans, mapping = group_steps(steps, step_outcomes)
     findings = [f if mapping[f.attempt] == f.attempt else replace(f, attempt=mapping[f.attempt]) for f in findings]

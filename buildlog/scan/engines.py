@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -164,6 +164,23 @@ def _hyperscan_database(
     if path is not None:
         _write_cached(path, key, hs.dumpb(database))
     return database
+
+
+def held_texts(texts: Sequence[bytes], name: str, cache: Path | None = None) -> Callable[[bytes], set[int]]:
+    """Which of `texts` one line holds (their indices): one hyperscan scan of it, or `in` for each."""
+    if name == "hyperscan" and texts:
+        import hyperscan as hs
+
+        every = list(range(len(texts)))
+        database = _hyperscan_database(hs, [Anchor(t, False) for t in texts], every, cache, single=frozenset(every))
+
+        def held(line: bytes) -> set[int]:
+            found: set[int] = set()
+            database.scan(line, match_event_handler=lambda index, *_: found.add(index))
+            return found
+
+        return held
+    return lambda line: {i for i, t in enumerate(texts) if t in line}
 
 
 def _hs_pattern(anchor: Anchor) -> bytes:

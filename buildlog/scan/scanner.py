@@ -16,22 +16,28 @@ The scanner owns two policies that keep a huge log affordable without losing wha
   costs a counter, and no distinct line is ever dropped.
 
 A command line (one holding a command anchor of knowledge/lines.toml) starts both afresh, so each
-attempt of a session is seen whole. Line numbers count newline bytes only: a carriage return inside
-a progress bar is not a line break, which is also what an editor shows. A line longer than the
-reader's limit reaches the scan in pieces (see ingest.reader); an anchor cut in two there is not seen.
+attempt of a session is seen whole; past the first FRESH_COMMANDS commands (a CI job that retries
+a thousand times is one story) a message taken that often before is only counted, and the lines a
+fresh start would have taken (the first few of each message since the command) are kept as quiet
+lines instead (ScanSummary.quiet): their text only, for the rules' conditions on the lines of an
+attempt (diagnose.engine), and only those holding a text that such a condition needs (`keep`).
+Line numbers count newline bytes only: a carriage return inside a progress bar is not a line
+break, which is also what an editor shows. A line longer than the reader's limit reaches the scan
+in pieces (see ingest.reader); an anchor cut in two there is not seen.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
 from pathlib import Path
 from typing import NamedTuple
 
-from buildlog.scan.engines import Anchor, Engine, Occurrence, make_engine
+from buildlog.scan.engines import Anchor, Engine, Occurrence, held_texts, make_engine
 
 MAX_LINE = 16 * 1024  # longer lines are clipped around the anchor they matched
 TAIL_LINES = 40
@@ -60,6 +66,31 @@ class Repeat(NamedTuple):
     count: int
 
 
+class QuietLines:
+    """Lines counted where a fresh start at their command would have taken them: numbers and raw
+    texts, in line order (a long CI log has tens of thousands: no object per line but its text,
+    and a text printed by every job is one object)."""
+
+    def __init__(self) -> None:
+        self.lines = array("q")
+        self.texts: list[bytes] = []
+
+    def add(self, line: int, text: bytes) -> None:
+        self.lines.append(line)
+        self.texts.append(text)
+
+    def within(self, first: int, last: int) -> list[tuple[int, bytes]]:
+        """Those with numbers from `first` to `last`."""
+        a, b = bisect_left(self.lines, first), bisect_right(self.lines, last)
+        return list(zip(self.lines[a:b], self.texts[a:b], strict=True))
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        return zip(self.lines, self.texts, strict=True)
+
+
 class ScanSummary:
     """What the scan learned besides the candidates: size, counts, repeats, the last lines."""
 
@@ -70,6 +101,7 @@ class ScanSummary:
         self.repeated = 0  # of which counted as repeats of a message already taken
         self.tail: deque[tuple[int, bytes]] = deque(maxlen=TAIL_LINES)
         self.repeats: dict[bytes, list[int | bytes]] = {}  # message -> [first line, text, count]
+        self.quiet = QuietLines()  # counted where a fresh start would take them
 
     def top_repeats(self, n: int = TOP_REPEATS) -> list[Repeat]:
         ranked = sorted(self.repeats.values(), key=lambda r: (-int(r[2]), int(r[0])))[:n]
@@ -167,7 +199,11 @@ class Scanner:
         engine: str = "auto",
         cache: Path | None = None,
         repeats: int = REPEATS,
+        keep: Callable[[], Sequence[Sequence[bytes]] | None] | None = None,
     ) -> None:
+        """`keep` gives sets of texts: a quiet line is kept where it holds every text of one set (and
+        every quiet line where it gives None, or is None). It is asked when the first quiet line
+        comes, which a short log never has."""
         raw_budgets = {a.encode("utf-8"): n for a, n in (budgets or {}).items() if n}
         kept, implied = essential_anchors((a.encode("utf-8") for a in anchors), raw_budgets)
         parsed = [Anchor.parse(a) for a in kept]
@@ -190,8 +226,13 @@ class Scanner:
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: frozenset[int] = frozenset()  # replaced, not changed: it keys the plans of _anchor_names
+        # message -> (commands * width + times taken) * width + times taken or kept since the last
+        # command, width = repeats + 1: a flood's repeat is one look-up and one comparison
         self._seen: dict[bytes, int] = {}
         self._commands = 0
+        self._keep = keep
+        self._needs: _Needs | None = None  # made when a quiet line first needs it
+        self._cache = cache
         self._sets: dict[frozenset[str], frozenset[str]] = {}
         # (anchors found, anchors spent) -> (their names, the texts to look for on the line, whose names)
         self._checks: dict[tuple[frozenset[int], frozenset[int]], tuple] = {}
@@ -231,6 +272,9 @@ class Scanner:
         # of hits, counters kept locally and added to the summary before each candidate leaves, and
         # the newlines before a line counted only when its number is needed).
         budget, maybe_command, seen, repeats = self._budget, self._maybe_command, self._seen, self.repeats
+        width = repeats + 1
+        since = self._commands * width * width  # where this command's values start
+        full = since + repeats * width + repeats  # taken `repeats` times, and as often since this command
         alone, plain, key_of, ones = self._alone, self._plain, _MASKED.__getitem__, _ONES
         budgeted, tracked = budget.keys(), summary.repeats.get
         rfind, find, count = chunk.rfind, chunk.find, chunk.count
@@ -266,7 +310,10 @@ class Scanner:
                 if self._is_command(indices, raw):
                     number += count(b"\n", counted, start)
                     counted = start
-                    if self._reset() and skipped:  # anchors left out of this search are live again
+                    fresh = self._reset()
+                    since = self._commands * width * width
+                    full = since + repeats * width + repeats
+                    if fresh and skipped:  # anchors left out of this search are live again
                         skipped = frozenset()
                         found, i = self.engine.find(chunk, end + 1, skipped), 0
                         n = len(found)
@@ -283,8 +330,21 @@ class Scanner:
                 raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
                 around = [first] if simple else [p for p, _ in hits]
                 key = message_key(raw, [p - start for p in around if start <= p < start + len(raw)])
-            times = seen.get(key, 0)
-            if times >= repeats:  # a repeat: counted, not taken
+            value = seen.get(key, 0)
+            if value < full:  # not yet seen `repeats` times since the last command
+                if value < since:  # not since this command: how often it was taken stays
+                    value = since + (value // width % width) * width
+                if value - since < repeats * width:  # taken fewer times: taken again
+                    seen[key] = value + width + 1
+                    value = -1
+                else:  # a fresh start would take it: counted, its text kept if a condition may need it
+                    seen[key] = value + 1
+                    text = raw if self._keep is None else self._kept(raw)
+                    if text is not None:
+                        number += count(b"\n", counted, start)
+                        counted = start
+                        summary.quiet.add(number, text)
+            if value >= 0:  # a repeat: counted, not taken
                 repeated += 1
                 entry = tracked(key)
                 if entry is not None:
@@ -294,7 +354,6 @@ class Scanner:
                     counted = start
                     self._track(key, raw, number, summary)
                 continue
-            seen[key] = times + 1
             number += count(b"\n", counted, start)
             counted = start
             summary.candidates += selected
@@ -314,6 +373,16 @@ class Scanner:
         return bool(indices & self._resets) or any(
             text in raw for index in indices & self._reset_implied.keys() for text in self._reset_implied[index]
         )
+
+    def _kept(self, raw: bytes) -> bytes | None:
+        """A quiet line's text to keep, if it holds every text of one of the sets of `keep`."""
+        if self._needs is None:
+            sets = self._keep()  # type: ignore[misc]
+            if sets is None:
+                self._keep = None
+                return raw
+            self._needs = _Needs(sets, self.engine.name, self._cache)
+        return self._needs(raw)
 
     def _track(self, key: bytes, raw: bytes, number: int, summary: ScanSummary) -> None:
         """The first repeat of a message: its first text is kept for the report (the first MAX_TRACKED)."""
@@ -445,6 +514,37 @@ class Scanner:
             pos = stop + 1
         return tuple(lines)
 
+
+# The bytes that cleaning a line removes (ingest.clean: controls, and so colour codes): text that a
+# condition needs may show only once they are gone, so a quiet line holding one is kept too.
+_CLEANED = tuple(bytes((b,)) for b in (*range(9), 11, 12, *range(14, 32), 127))
+_KNOWN = 4096  # quiet lines whose verdict is kept; afresh when full
+
+
+class _Needs:
+    """Whether a line holds every text of one of some sets of texts, or a byte that cleaning removes."""
+
+    def __init__(self, sets: Sequence[Sequence[bytes]], engine: str, cache: Path | None) -> None:
+        texts = sorted({t for texts in sets for t in texts}) + list(_CLEANED)
+        index = {t: i for i, t in enumerate(texts)}
+        cleaned = range(len(texts) - len(_CLEANED), len(texts))
+        self._sets: dict[int, list[frozenset[int]]] = {i: [frozenset((i,))] for i in cleaned}
+        for needed in {frozenset(index[t] for t in texts) for texts in sets}:
+            for i in needed:
+                self._sets.setdefault(i, []).append(needed)
+        self._held = held_texts(texts, engine, cache)
+        self._known: dict[bytes, bytes | None] = {}  # a CI log's jobs print many a line the same
+
+    def __call__(self, line: bytes) -> bytes | None:
+        """The line (one object for each text) if it holds them, else None."""
+        if line in self._known:
+            return self._known[line]
+        held = self._held(line)
+        kept = line if held and any(needed <= held for i in held for needed in self._sets[i]) else None
+        if len(self._known) >= _KNOWN:
+            self._known.clear()
+        self._known[line] = kept
+        return kept
 
 
 _NEAR = 8192  # bytes after a candidate that _following cuts its lines from in one go (under MAX_LINE)

@@ -1,0 +1,206 @@
+"""Quiet lines: a rule's conditions read an attempt the same way, however many attempts came before.
+
+Past the first FRESH_COMMANDS commands the scanner only counts a message it has taken a few times
+before; the lines a fresh start at each command would have taken are kept, as text, for the
+conditions on an attempt's lines (scan.scanner, diagnose.engine).
+"""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+
+from buildlog.diagnose.engine import _needed_texts, condition_texts
+from buildlog.ingest.reader import iter_chunks
+from buildlog.knowledge.artefact import bundled
+from buildlog.knowledge.load import with_user_rules
+from buildlog.pipeline import trace
+from buildlog.scan import scanner as scan
+from buildlog.scan.engines import hyperscan_available
+from buildlog.scan.scanner import FRESH_COMMANDS, Scanner, ScanSummary
+
+ENGINES = ["plain", "hyperscan"] if hyperscan_available() else ["plain"]
+
+# Two team rules on one line: one needs the image line in its attempt, one must not see it there.
+RULES = """
+[[rule]]
+id = "team-toolkit-on-cuda12-image"
+cause = "cuda_version_mismatch"
+title = "A CUDA 13 toolkit on our CUDA 12 images"
+anchors = ["TEAM-CHECK: toolkit"]
+pattern = 'TEAM-CHECK: toolkit (?P<found>\\d+\\.\\d+) is not allowed'
+context = 'TEAM-IMAGE: base cuda12-devel'
+priority = 95
+fix = \"\"\"Use the toolkit of the image.\"\"\"
+
+[rule.examples]
+fire = ["TEAM-CHECK: toolkit 13.0 is not allowed"]
+quiet = ["TEAM-CHECK: toolkit 12.8 is fine"]
+
+[[rule]]
+id = "team-toolkit-elsewhere"
+cause = "cuda_too_old"
+title = "A toolkit not allowed, off our images"
+anchors = ["TEAM-CHECK: toolkit"]
+pattern = 'TEAM-CHECK: toolkit (?P<found>\\d+\\.\\d+) is not allowed'
+not_context = 'TEAM-IMAGE: base'
+priority = 94
+fix = \"\"\"Install an allowed toolkit.\"\"\"
+
+[rule.examples]
+fire = ["TEAM-CHECK: toolkit 13.0 is not allowed"]
+quiet = ["TEAM-CHECK: toolkit 12.8 is fine"]
+
+[[rule]]
+id = "team-image-retired"
+cause = "cuda_too_old"
+title = "A retired team image"
+anchors = ["TEAM-IMAGE: "]
+pattern = 'TEAM-IMAGE: base (?P<image>\\S+) is retired'
+fix = \"\"\"Move off {image}.\"\"\"
+
+[rule.examples]
+fire = ["TEAM-IMAGE: base cuda11-devel is retired"]
+quiet = ["TEAM-IMAGE: base cuda12-devel /opt/images/1234"]
+"""
+
+
+def _job(n: int, failing: bool) -> str:
+    """One CI job: the command, the image line (its path changes, its message does not), a build."""
+    lines = [
+        "$ pip install -v --no-build-isolation ./ext",
+        f"TEAM-IMAGE: base cuda12-devel /opt/images/{4000 + n}/rootfs",
+        f"  Building wheel for ext (setup.py): started {n}",
+    ]
+    if failing:
+        lines += ["TEAM-CHECK: toolkit 13.0 is not allowed", "error: command 'nvcc' failed with exit code 1"]
+    else:
+        lines += ["  Building wheel for ext (setup.py): finished with status 'done'", "Successfully installed ext-1.0"]
+    return "\n".join(lines) + "\n"
+
+
+def _log(jobs: int) -> bytes:
+    return "".join(_job(n, failing=n == jobs - 1) for n in range(jobs)).encode()
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rules")
+    (folder / "team.toml").write_text(RULES)
+    return with_user_rules(bundled(), [folder])
+
+
+@pytest.mark.parametrize("jobs", [2, FRESH_COMMANDS + 8, 3 * FRESH_COMMANDS])
+def test_a_condition_reads_the_late_attempt_as_it_reads_an_early_one(team, jobs):
+    """The image line repeats a message taken in the first jobs: past the first commands it is only
+    counted, and the context rule must still see it in its attempt, the not_context rule too."""
+    analysis = trace(_log(jobs), team)
+    causes = [c.rule for c in analysis.report.root_causes]
+    assert causes[:1] == ["team-toolkit-on-cuda12-image"], causes
+    assert "team-toolkit-elsewhere" not in analysis.fired
+    assert analysis.report.volume is None or analysis.report.volume.repeated >= 0
+
+
+def test_the_late_attempt_is_read_as_before_the_fix_would_not(team, monkeypatch):
+    """Without quiet lines (the scanner of before), the late attempt's condition misses its line:
+    the test above would fail, so it tests the quiet lines and not the log."""
+    original = Scanner.__init__
+
+    def without_quiet_lines(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self._keep = lambda: ()  # nothing kept: the conditions see only the lines taken
+
+    monkeypatch.setattr(Scanner, "__init__", without_quiet_lines)
+    causes = [c.rule for c in trace(_log(FRESH_COMMANDS + 8), team).report.root_causes]
+    assert causes[:1] == ["team-toolkit-elsewhere"]
+
+
+def _taken(data: bytes, engine: str, monkeypatch=None, fresh: int | None = None):
+    """(line, raw) of every candidate and quiet line of one scan, and the quiet ones alone."""
+    if fresh is not None:
+        monkeypatch.setattr(scan, "FRESH_COMMANDS", fresh)
+    scanner = Scanner(["error:", "warn ", "$ "], None, ["$ "], after=0, engine=engine, repeats=3)
+    summary = ScanSummary()
+    got = [(c.number, c.raw) for c in scanner.scan(iter_chunks(io.BytesIO(data), size=4096), summary)]
+    return sorted(got + list(summary.quiet)), list(summary.quiet)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_taken_and_quiet_lines_are_what_a_fresh_start_at_every_command_takes(engine, monkeypatch):
+    """On random logs of many commands: the lines taken and the quiet lines together are exactly the
+    lines a scanner that starts afresh at every command takes (budgets are another policy: a
+    budgeted anchor spent past the first commands stays spent, as it did before)."""
+    rng = random.Random(11)
+    messages = [b"error: disk %d full" % i for i in range(6)] + [b"error: path /a/b/%d" % i for i in range(3)]
+    for _ in range(6):
+        lines = []
+        for _ in range(rng.randint(150, 400)):
+            roll = rng.random()
+            if roll < 0.1:
+                lines.append(b"$ make -j%d" % rng.randint(1, 9))
+            elif roll < 0.2:
+                lines.append(b"warn unused %d" % rng.randint(1, 3))
+            elif roll < 0.3:
+                lines.append(b"plain output")
+            else:
+                lines.append(rng.choice(messages).replace(b"%", b"%d" % rng.randint(0, 99)))
+        data = b"\n".join(lines) + b"\n"
+        both, quiet = _taken(data, engine)
+        fresh, none = _taken(data, engine, monkeypatch, fresh=10**9)
+        monkeypatch.undo()
+        assert none == [] and both == fresh
+        assert quiet or data.count(b"$ make") <= FRESH_COMMANDS + 1
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_only_quiet_lines_holding_a_needed_text_are_kept(engine):
+    job = b"$ make\nerror: in /opt/torch/include/x.h\nerror: plain failure 1\nerror: \x1b[1mtorch\x1b[0m/include\n"
+    keep = lambda: ((b"torch/include",), (b"plain", b"failure 2"))  # noqa: E731
+    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, repeats=1, keep=keep)
+    summary = ScanSummary()
+    list(scanner.scan(iter_chunks(io.BytesIO(job * (FRESH_COMMANDS + 5))), summary))
+    kept = {raw for _, raw in summary.quiet}
+    colour = b"error: \x1b[1mtorch\x1b[0m/include"  # it holds the text only once cleaned: kept in doubt
+    assert kept == {b"error: in /opt/torch/include/x.h", colour}
+    assert len(summary.quiet) == 2 * 5
+
+
+def test_the_texts_a_condition_needs():
+    def needed(regex):
+        return sorted(sorted(texts) for texts in _needed_texts(regex))
+
+    assert needed(r"(?m)^FAILED: \S|/bin/nvcc |\bcc1plus\b") == [["/bin/nvcc "], ["FAILED: "], ["cc1plus"]]
+    either = [["abc", "fgh"], ["de", "fgh"], ["site-packages", "torch"]]
+    assert needed(r"site-packages[\\/]+torch|(?:abc|de)fgh") == either
+    assert needed(r"x{0,2}hello(?!\S)") == [["hello"]]
+    for regex in (r"a\nb", r"(?s)a.b", r"^abc", r"abc$", r"(?i)abc", r"\d+", r"ab(?=c\s)", r"[^x]abc", r"abc|\d"):
+        assert _needed_texts(regex) is None, regex  # may cross a line, reads the text's edges, or needs no text
+
+
+def test_every_bundled_condition_is_tied_to_texts_and_its_matches_hold_them():
+    """Else every quiet line is kept (memory grows with a long log). Strings generated from each
+    condition's own parse tree (as the pattern-cost test does, literals kept as they are) that the
+    condition matches hold every text of one of its sets."""
+    import re
+
+    from tests.test_pattern_cost import _Gen, sre_c
+
+    class Witness(_Gen):
+        def chars(self, node):
+            return [chr(node[1])] if node[0] is sre_c.LITERAL else super().chars(node)
+
+    k = bundled()
+    assert condition_texts(k.rules)
+    conditions = sorted({r for rule in k.rules for r in (rule.context, rule.not_context) if r})
+    matched = 0
+    for regex in conditions:
+        needed = _needed_texts(regex)
+        assert needed, regex
+        gen = Witness(regex, 0)
+        for variant in range(24):
+            for m in re.finditer(regex, "x " + gen.text(gen.tree, variant) + " y"):
+                matched += 1
+                assert any(all(t in m.group(0) for t in texts) for texts in needed), (regex, m.group(0))
+    assert matched >= 10 * len(conditions)
