@@ -126,3 +126,97 @@ def test_pip_s_requires_python_check(line):
 def test_pip_s_list_of_versions_it_skipped_for_python_is_not_the_requires_python_error():
     text = "$ pip install numpy\nERROR: Ignored the following versions that require a different python version: 2.1.0 Requires-Python >=3.10\n"
     assert "pip-requires-different-python" not in analyse_text(text).fired
+
+
+# uv's installer; libmamba's problems tree; poetry's solver, `poetry add` and its installer's chooser.
+INSTALLER_FORMS = [
+    (
+        "$ uv sync --frozen\nerror: Distribution `fastkern==1.4.0 @ registry+https://index.example/whl/cu128` can't be installed "
+        "because it doesn't have a source distribution or wheel for the current platform",
+        "no_matching_distribution",
+    ),
+    (
+        "$ uv add fastkern\nhint: You're on macOS (`macosx_14_0_arm64`), but `fastkern` (v1.4.0) only has wheels for the following "
+        "platforms: `manylinux_2_28_x86_64`, `win_amd64`",
+        "no_matching_distribution",
+    ),
+    (
+        "$ mamba install -c conda-forge cuda-toolkit=13.9\nerror    libmamba Could not solve for environment specs\n"
+        "    The following package could not be installed\n    └─ cuda-toolkit =13.9 * does not exist (perhaps a typo or a missing channel).",
+        "no_matching_distribution",
+    ),
+    (
+        "$ poetry lock\nBecause fastkern (1.4.0) depends on torch (2.7.1+cu128) which doesn't match any versions, fastkern is forbidden.\n"
+        "So, because app depends on fastkern (1.4.0), version solving failed.",
+        "no_matching_distribution",
+    ),
+    (
+        "$ poetry add 'fastkern==9.1'\n\nCould not find a matching version of package fastkern",
+        "no_matching_distribution",
+    ),
+    (
+        "$ poetry install\n  - Installing torch (2.4.0+cu121)\n\n  RuntimeError\n\n  Unable to find installation candidates for torch (2.4.0+cu121)",
+        "no_matching_distribution",
+    ),
+]
+
+
+@pytest.mark.parametrize("text, cause", INSTALLER_FORMS)
+def test_installers_own_messages(text, cause):
+    assert _top(text + "\n") == cause
+
+
+def test_uv_s_no_build_refusal_is_not_a_missing_platform_wheel():
+    text = (
+        "$ uv sync --no-build-package numpy\nerror: Distribution `numpy==2.0.2 @ registry+https://index.example/simple` "
+        "can't be installed because it is marked as `--no-build` but has no binary distribution\n"
+    )
+    assert "uv-no-wheel-for-platform" not in analyse_text(text).fired
+
+
+def test_a_missing_dependency_deep_in_libmamba_s_tree_is_not_taken_for_the_requested_package():
+    text = (
+        "$ mamba install blas-devel\nCould not solve for environment specs\nThe following packages are incompatible\n"
+        "└─ blas-devel 3.9.0 is not installable because there are no viable options\n"
+        "   ├─ blas-devel 3.9.0 would require\n   │  └─ mkl 2019.1.* , which does not exist (perhaps a missing channel);\n"
+        "   └─ blas-devel 3.9.0 would require\n      └─ blas 2.5 blis, which can be installed;\n"
+    )
+    assert "libmamba-requested-package-does-not-exist" not in analyse_text(text).fired
+
+
+def test_poetry_s_conflict_between_two_pins_is_not_a_missing_version():
+    text = "$ poetry lock\nBecause app depends on both numpy (1.26.4) and numpy (2.1.0), version solving failed.\n"
+    assert "poetry-no-matching-version" not in analyse_text(text).fired
+
+
+# nvcc's host-compiler target check; torch's compiler lookups (where cl, torch 1.x which), its JIT builder's
+# MSVC check, and BuildExtension's ninja checks for device linking.
+COMPILER_FORMS = [
+    (
+        "tmpxft_00001f40_00000000-1.cpp\nnvcc fatal   : Host compiler targets unsupported OS.",
+        "unsupported_host_compiler",
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['where', 'cl']' returned non-zero exit status 1.",
+        "host_compiler_missing",
+    ),
+    (
+        "subprocess.CalledProcessError: Command '['which', 'g++']' returned non-zero exit status 1.",
+        "host_compiler_missing",
+    ),
+    ("RuntimeError: MSVC is required to load C++ extensions", "host_compiler_missing"),
+    (
+        "AssertionError: With dlink=True, ninja is required to build cuda extension fused_ops._C.",
+        "missing_build_dependency",
+    ),
+]
+
+
+@pytest.mark.parametrize("line, cause", COMPILER_FORMS)
+def test_compiler_and_build_tool_checks(line, cause):
+    assert _top(f"$ python setup.py build_ext\n{line}\n") == cause
+
+
+def test_a_failed_ninja_run_is_not_a_missing_compiler():
+    text = "$ python setup.py build_ext\nsubprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
+    assert "host_compiler_missing" not in _rule_causes(text)
