@@ -95,3 +95,26 @@ def test_every_cause_has_a_fix_the_classifier_can_give_without_the_rules_capture
     holes = {c: re.findall(r"<\w+>", fill(k.fix_for(c) or "", {})) for c in k.causes}
     assert not {c: h for c, h in holes.items() if h}
     assert re.findall(r"<\w+>", fill("torch {torch} is here", {})) == ["<torch>"]  # the check sees a hole
+
+
+class _Says:
+    """A classifier that always names one cause, confidently."""
+
+    def __init__(self, cause: str) -> None:
+        self.cause = cause
+
+    def predict(self, lines):  # type: ignore[no-untyped-def]
+        return Prediction(self.cause, 0.93, True, ((self.cause, 0.93),))
+
+
+def test_the_classifier_names_a_missing_piece_of_cuda_only_where_a_line_names_one(monkeypatch):
+    # cuda_toolkit_incomplete needs a line that names CUDA's headers, libraries or toolset (causes.toml)
+    assert bundled().causes["cuda_toolkit_incomplete"].classifier_needs
+    monkeypatch.setattr(verdict, "model_of", lambda data: _Says("cuda_toolkit_incomplete"))
+    other = CUT_OFF.replace("could not find its odd part", "could not find cblas.h for its odd part")
+    cuda = CUT_OFF.replace("could not find its odd part", "could not find nvToolsExt for its odd part")
+    assert analyse_text(other).report.root_causes == []
+    assert [r.id for r in analyse_text(cuda).report.root_causes] == ["cuda_toolkit_incomplete"]
+    # a cause without such a condition is answered from any lines
+    monkeypatch.setattr(verdict, "model_of", lambda data: _Says("disk_full"))
+    assert [r.id for r in analyse_text(other).report.root_causes] == ["disk_full"]

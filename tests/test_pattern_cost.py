@@ -89,6 +89,9 @@ def _cases() -> list[Case]:
     for fact in _toml("facts.toml")["fact"]:
         mode = "multiline" if fact.get("multiline") else "line"
         cases.append(Case(f"fact {fact['id']}", fact["pattern"], re.MULTILINE, mode, tuple(fact["anchors"])))
+    for cause in _toml("causes.toml")["cause"]:
+        if cause.get("classifier_needs"):
+            cases.append(Case(f"cause {cause['id']}: classifier_needs", cause["classifier_needs"]))
     for stage in _toml("stages.toml")["stage"]:
         cases.append(Case(f"stage {stage['stage']}", stage["pattern"], 0, "line", tuple(stage["anchors"])))
     from buildlog.ingest import clean

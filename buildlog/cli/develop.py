@@ -118,7 +118,7 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
                     undiagnosed=undiagnosed,
                     classifier_leads={"answered": result.model_in_both.answered, "precision": round(result.model_in_both.precision, 3)},
                     thresholds=result.thresholds, class_thresholds=result.class_thresholds,
-                    misses=[{"case": c, "expected": e, "reported": g} for c, e, g in result.misses])  # fmt: skip
+                    misses=[{"case": c, "expected": e, "reported": g, "engine": n} for c, e, g, n in result.misses])  # fmt: skip
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     click.echo(
@@ -140,8 +140,8 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
     for fold, lower in enumerate(result.class_thresholds, start=1):
         if lower:
             click.echo(f"  fold {fold}, causes answered lower: " + ", ".join(f"{c} {t:.2f}" for c, t in lower.items()))
-    for case, expected, got in result.misses:
-        click.echo(f"MISS {case}: expected {expected}, got {got}")
+    for case, expected, got, engine in result.misses:
+        click.echo(f"MISS {case}: expected {expected}, got {got}" + (f" (by the {'classifier' if engine == 'model' else engine})" if engine else ""))
 
 
 @main.command()

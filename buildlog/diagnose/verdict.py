@@ -7,6 +7,7 @@ build they prepare); everything after works from that one decision.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -26,6 +27,7 @@ from buildlog.scan.scanner import QuietLines
 from buildlog.segment import Span, group_steps
 
 MAX_EVIDENCE = 6
+NEEDS_SEES = 1000  # the characters of a line a cause's classifier_needs pattern reads
 MAX_RELEVANT = 8
 
 
@@ -259,12 +261,19 @@ def _last_failed_unexplained(
 
 
 def _classify(data: Inputs, span: Span) -> Prediction | None:
-    """The classifier's answer about one attempt (None without a model or known words)."""
+    """The classifier's answer about one attempt (None without a model or known words, and where
+    the cause it names needs a kind of line none of the lines it read shows)."""
     if not data.use_model:
         return None
     model = model_of(data.knowledge.classifier_data)  # loaded only for logs the rules leave open
     lines = failure_lines(data.events, span.start, span.end)
-    return model.predict(lines) if model and lines else None
+    prediction = model.predict(lines) if model and lines else None
+    cause = data.knowledge.causes.get(prediction.cause) if prediction else None
+    if cause is not None and cause.classifier_needs:
+        needs = re.compile(cause.classifier_needs)
+        if not any(needs.search(line[:NEEDS_SEES]) for line in lines):
+            return None
+    return prediction
 
 
 def may_classify(events: Sequence[Event], span: Span, outcome: Outcome) -> bool:

@@ -194,7 +194,7 @@ def knowledge_from(data: Mapping[str, Any]) -> Knowledge:
     compat = data["compat"]
     bounds = {b["cuda"]: b.get("torch_gcc_max") for b in compat["bounds"]}
     return Knowledge(
-        causes={c["id"]: Cause(c["id"], c["title"], c.get("summary", "")) for c in data["causes"]},
+        causes={c["id"]: Cause(c["id"], c["title"], c.get("summary", ""), c.get("classifier_needs", "")) for c in data["causes"]},
         rules=tuple(rule_from(r) for r in data["rules"]),
         facts=tuple(
             FactPattern(f["id"], tuple(f["anchors"]), f["pattern"], f.get("multiline", False),

@@ -27,6 +27,7 @@ class Cause(NamedTuple):
     id: str
     title: str
     summary: str = ""
+    classifier_needs: str = ""  # a regex one of the classifier's lines must match before it names this cause
 
 
 class Examples(NamedTuple):

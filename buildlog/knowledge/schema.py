@@ -121,6 +121,11 @@ class CauseSpec(Strict):
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     title: str
     summary: str = ""
+    # The kind of line this cause rests on: where it is set, the classifier names the cause only when
+    # one of the lines it read matches (a missing piece of CUDA must be named by the log).
+    classifier_needs: str = ""
+
+    _check_regexes = field_validator("classifier_needs")(_regex)
 
 
 class CausesFile(Strict):

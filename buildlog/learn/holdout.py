@@ -53,7 +53,7 @@ class HoldoutResult:
     model: Tally = field(default_factory=Tally)
     both: Tally = field(default_factory=Tally)
     model_adds: list[str] = field(default_factory=list)  # cases the classifier gets that rules miss
-    misses: list[tuple[str, str, str]] = field(default_factory=list)  # (case, expected, both's answer)
+    misses: list[tuple[str, str, str, str]] = field(default_factory=list)  # (case, expected, both's answer, its engine)
     model_in_both: Tally = field(default_factory=Tally)  # the cases where the classifier's answer leads
     thresholds: list[float] = field(default_factory=list)  # each fold's classifier's, chosen in its training data
     class_thresholds: list[dict[str, float]] = field(default_factory=list)  # ... and the causes' lower ones
@@ -105,12 +105,13 @@ def holdout(cases: Sequence[Case], knowledge: Knowledge, measured: Sequence[Case
             report = analyse(raw, _without_rules_from(with_model, source_of(case)))
             both = _primary(report)
             result.both.add(expected, both)
-            if report.root_causes and report.root_causes[0].engine == "model":
+            engine = report.root_causes[0].engine if report.root_causes else ""
+            if engine == "model":
                 result.model_in_both.add(expected, both)
             if both == expected and by_rules != expected:
                 result.model_adds.append(case.slug)
             if both != expected:
-                result.misses.append((case.slug, expected, both))
+                result.misses.append((case.slug, expected, both, engine))
         result.trained.append(data)
         result.thresholds.append(float(data["threshold"]))
         result.class_thresholds.append(dict(data.get("class_thresholds", {})))
