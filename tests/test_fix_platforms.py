@@ -23,13 +23,14 @@ from tests.conftest import analyse_text
 
 K = bundled()
 
-LINUX_ONLY = re.compile(
+NOT_POWERSHELL = re.compile(
     r"\bsudo\b|\bapt(?:-get|-file|-cache)?\b|\b(?:yum|dnf|zypper|pacman)\b|^export |\bexport [A-Z_]+=|/usr/|/opt/|\$\("
     r"|\bnproc\b|\bfree -|\bdf -h\b|\bls\b|\bfind /|\bgrep\b|\bsed\b|\bawk\b|\bldconfig\b|\bldd\b|\bhash -r\b|\brm -rf\b"
     r"|~/|/bin/(?:python|activate|nvcc)\b|\bsource \S+/activate\b|\bwhich\b|\bcommand -v\b|\bdmesg\b"
     r"|\$(?!env:|HOME\b|null\b|true\b|false\b|_\b)[A-Za-z_]\w*"  # a bash variable: PowerShell reads $env:NAME
     r"|(?:^|; )[A-Z_][A-Z0-9_]*=\S"  # `VAR=value cmd`
     r"|\bcuda-\d+\.\d+\b(?!\.\*)"  # a Linux toolkit folder (/usr/local/cuda-12.4), not a conda spec
+    r"|^where (?!\.exe)|^python3 "  # `where` is PowerShell's Where-Object (where.exe the tool); python.org's Windows Python has no python3.exe
 )
 
 
@@ -85,7 +86,7 @@ def test_a_windows_fix_is_powershell_with_the_logs_values(name, template, rule):
     for windows, text in _render(rule, template, WINDOWS_FACTS) + bare:
         assert windows, f"{name}: the facts' Windows was not read"
         for command in commands(text):
-            assert not LINUX_ONLY.search(command), f"{name}: Linux-only in a Windows fix: {command}"
+            assert not NOT_POWERSHELL.search(command), f"{name}: Linux-only in a Windows fix: {command}"
             assert not holds_placeholder(command), f"{name}: {command}"
             assert _balanced(command), f"{name}: unbalanced: {command}"
         for line in text.splitlines():
@@ -119,16 +120,16 @@ def test_the_linux_only_check_sees_bash_and_passes_powershell():
     for bash in (
         "export CUDA_HOME=/usr/local/cuda-12.4", "sudo apt-get install -y build-essential", "ls -d /usr/local/cuda-*",
         'CMAKE_PREFIX_PATH="$(python -c "import torch")":$CMAKE_PREFIX_PATH', "df -h /tmp", "nproc", "free -g",
-        "~/venv/bin/python -m pip install .", "MAX_JOBS=4 pip install .", "pip uninstall -y $PKG",
+        "~/venv/bin/python -m pip install .", "MAX_JOBS=4 pip install .", "pip uninstall -y $PKG", "where cl",
     ):
-        assert LINUX_ONLY.search(bash), bash
+        assert NOT_POWERSHELL.search(bash), bash
     assert not _balanced("$env:X = (nvidia-smi | Sort-Object -Unique) -join ';')") and _balanced("$env:X = ((a) -join ';')")
     for ps in (
         '$env:CUDA_HOME = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"',
         '$env:PATH = "$env:CUDA_HOME\\bin;$env:PATH"', "Get-PSDrive -PSProvider FileSystem",
-        'conda install -y -c nvidia "cuda-toolkit=12.4"', "New-Item -ItemType Directory -Force $HOME\\tmp | Out-Null",
+        'conda install -y -c nvidia "cuda-toolkit=12.4"', "where.exe cl", "New-Item -ItemType Directory -Force $HOME\\tmp | Out-Null",
     ):
-        assert not LINUX_ONLY.search(ps), ps
+        assert not NOT_POWERSHELL.search(ps), ps
 
 
 def test_a_platform_tag_keeps_a_line_for_its_platform_only():
@@ -174,7 +175,7 @@ def test_cmake_without_nvcc_on_windows_gets_the_toolkit_of_torchs_cuda_in_powers
     assert '$env:CUDA_PATH = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"' in lines
     assert '$env:CUDACXX = "$env:CUDA_PATH\\bin\\nvcc.exe"' in lines
     assert 'cmake -S . -B build -DCMAKE_CUDA_COMPILER="$env:CUDACXX"' in lines
-    assert not any(LINUX_ONLY.search(c) for c in lines), lines
+    assert not any(NOT_POWERSHELL.search(c) for c in lines), lines
     linux = analyse_text(WINDOWS_CMAKE_LOG.replace("PS C:\\Users\\dev\\proj>", "$").replace("C:/Program Files/CMake", "/usr")).report
     assert "$ export CUDACXX=$CUDA_PATH/bin/nvcc" in linux.root_causes[0].fix
     assert "$ export CUDA_PATH=/usr/local/cuda-12.4" in linux.root_causes[0].fix

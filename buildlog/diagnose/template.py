@@ -113,7 +113,9 @@ def for_windows(text: str) -> str:
 
 
 # Linux tools with no Windows counterpart to translate to (package searches, the C library's loader).
-_NO_WINDOWS_FORM = re.compile(r"^\s*\$ (?:apt-file|apt-cache|dpkg|rpm|yum|dnf|ldd|ldconfig|strings|dmesg)\b|\$\(ldconfig\b")
+_NO_WINDOWS_FORM = re.compile(
+    r"^\s*\$ (?:apt-file|apt-cache|dpkg|rpm|yum|dnf|ldd|ldconfig|strings|dmesg)\b|\$\(ldconfig\b|\bconda install .*\blibstdcxx-ng\b"
+)
 _GET_TOOLKITS = f"Get-ChildItem '{_WIN_TOOLKITS}'".replace("\\", "\\\\")  # as a substitution template
 # Linux paths and the listings of them, in the forms Windows has: (bash, PowerShell template) pairs, in order.
 _WIN_PATHS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -128,6 +130,8 @@ _WIN_PATHS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r'^(\s*\$ )find / -name "lib(\w+)\.so\*".*$',
          r"\1" + _GET_TOOLKITS + r" -Recurse -Filter '\2*.lib' | Select-Object -First 10"),
         (r"^(\s*\$ )rm -rf (\S+)$", r"\1Remove-Item -Recurse -Force \2 -ErrorAction SilentlyContinue"),
+        (r"^(\s*\$ )python3 ", r"\1python "),  # Windows' Python is python.exe (py.exe the launcher)
+        (r"^(\s*\$ )where (?=\w)", r"\1where.exe "),  # PowerShell's `where` is Where-Object
         (r"~/|\$HOME/", r"$HOME\\"),
         (r"(?<=\S)/bin/python3?\b", r"\\Scripts\\python.exe"),
         (r"(?<=\S)/bin/nvcc\b", r"\\bin\\nvcc.exe"),
