@@ -246,6 +246,9 @@ CHECKS: Mapping[str, Callable[[Facts, Span | None, Knowledge], Found | None]] = 
 
 def run_checks(facts: Facts, span: Span | None, diagnosed: set[str], k: Knowledge) -> list[Risk]:
     """Every risk the facts predict, except those a diagnosed cause already explains."""
+    from buildlog.diagnose.fixes import platform_values  # fixes reads the jobs advice from here
+
+    platform = platform_values(facts, span)
     risks = []
     for check_id, check in CHECKS.items():
         text = k.checks[check_id]
@@ -257,7 +260,7 @@ def run_checks(facts: Facts, span: Span | None, diagnosed: set[str], k: Knowledg
         risks.append(
             Risk(
                 id=check_id, title=text.title, facts=found.shown, consequence=fill(text.consequence, found.values),
-                fix=fill(text.fix, found.values), severity=found.values.get("severity", text.severity),
+                fix=fill(text.fix, {**found.values, **platform}), severity=found.values.get("severity", text.severity),
                 lines=sorted(set(found.lines)),
             )  # fmt: skip
         )

@@ -23,6 +23,7 @@ _MODULE_PACKAGES = {"pkg_resources": "setuptools", "Cython": "cython", "setuptoo
 def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None, k: Knowledge) -> dict[str, str]:
     """Every value a fix template may name, for one finding."""
     values = _fact_values(facts)
+    log_os = values.get("os", "")  # a rule's own `os` group names a wheel's target, not the log's system
     values.update({k: v for k, v in captures.items() if v})
     for key in _VERSIONED:
         _version_parts(values, key)
@@ -33,9 +34,15 @@ def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None
         values.update(_command_values(span))
     values.update(_advice(values, facts, k.compat))
     values.update(_jobs_advice(facts, span, k))
-    if _on_windows(values, span):
+    if _on_windows({**values, "os": log_os}, span):
         values["_platform"] = WINDOWS
     return values
+
+
+def platform_values(facts: Facts, span: Span | None) -> dict[str, str]:
+    """The platform a fix is written for ({"_platform": "windows"} for a Windows log), for the words of a
+    check, whose other values its own code gives."""
+    return {"_platform": WINDOWS} if _on_windows(_fact_values(facts), span) else {}
 
 
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|\\(?:Program Files|Users|AppData)\\|\.exe\b|^PS [A-Za-z]:")
