@@ -52,3 +52,13 @@ def test_unknown_with_the_compilers_output_does_not_ask_for_verbose():
     assert report.root_causes and report.root_causes[0].id == "unknown"
     fix = report.root_causes[0].fix
     assert "-v" not in fix and "bit_cast" in fix
+
+
+@pytest.mark.parametrize(
+    ("value"),
+    ["C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4", "/usr/local/cuda-12.4"],
+)
+def test_a_ci_steps_cuda_path_is_read_whole(value):
+    # GitHub Actions prints a step's env block as `  NAME: value`; a Windows toolkit's folder holds spaces
+    f = facts(f"Run python setup.py bdist_wheel\n  python setup.py bdist_wheel\n  shell: pwsh\n  env:\n    CUDA_PATH: {value}  \n")
+    assert f.cuda_home is not None and f.cuda_home.value == value
