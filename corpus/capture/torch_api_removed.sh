@@ -2,7 +2,7 @@
 # Capture: old torch C++ extensions that use APIs newer torch releases removed, built against a
 # current torch (CPU build; a CppExtension compiles with g++ alone, no GPU or CUDA toolkit needed):
 #   the TH / THC headers (removed in torch 1.11): #include <THC/THC.h>, <TH/TH.h>, <THC/THCDeviceUtils.cuh>;
-#   AT_CHECK (removed in torch 1.5; TORCH_CHECK replaces it);
+#   AT_CHECK (removed in torch 1.5; TORCH_CHECK replaces it), in a function and in a template;
 #   THC functions and types: THCudaCheck, THCState / getTHCState, THCCeilDiv, THCudaMalloc.
 # Built with plain, verbose and editable pip (PEP 517, --no-build-isolation), `setup.py bdist_wheel`,
 # `setup.py build_ext --inplace` with and without ninja, and torch.utils.cpp_extension.load (JIT).
@@ -75,6 +75,20 @@ int deform_conv_forward(at::Tensor input, at::Tensor weight, at::Tensor offset, 
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("deform_conv_forward", &deform_conv_forward, "deform conv forward"); }
+EOF
+
+pkg iou3d_ops iou3d.cpp <<'EOF'
+#include <torch/extension.h>
+
+template <typename scalar_t>
+int check_boxes(const at::Tensor &boxes) {
+  AT_CHECK(boxes.size(1) == 7, "boxes must have 7 columns");
+  return boxes.size(0);
+}
+
+int boxes_count(const at::Tensor &boxes) { return check_boxes<float>(boxes); }
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("boxes_count", &boxes_count, "count boxes"); }
 EOF
 
 pkg nms_ext nms.cpp <<'EOF'
@@ -188,6 +202,11 @@ case("setup-py-build-ext-deform-conv-at-check-removed-torch-2-13", "deform_conv"
      title="python setup.py build_ext --inplace (ninja) of a deform_conv extension still using AT_CHECK, torch 2.13.0+cpu",
      key_lines=["error: ‘AT_CHECK’ was not declared in this scope"],
      fix="replace AT_CHECK with TORCH_CHECK (AT_CHECK was removed in torch 1.5)", torch_first=True)
+case("pip-verbose-iou3d-template-at-check-removed-torch-2-13", "iou3d_ops",
+     ["pip install -v --no-build-isolation ."],
+     title="pip install -v of an iou3d op calling AT_CHECK inside a template, torch 2.13.0+cpu",
+     key_lines=["error: there are no arguments to \u2018AT_CHECK\u2019 that depend on a template parameter"],
+     fix="replace AT_CHECK with TORCH_CHECK (AT_CHECK was removed in torch 1.5)")
 case("setup-py-bdist-wheel-nms-thc-state-thcudamalloc-removed", "nms_ext",
      ["python setup.py bdist_wheel"],
      title="setup.py bdist_wheel (ninja) of an NMS op using THCState, getTHCState, THCudaMalloc, THCudaCheck, torch 2.13.0+cpu",
