@@ -124,6 +124,37 @@ def test_an_empty_vendored_folder_named_by_cmake_is_a_missing_submodule(folder):
     assert _top(log)[0] == "missing_submodule"
 
 
+def _cmake_missing_source(path: str, where: str = "CMakeLists.txt:12 (add_library)") -> str:
+    return (
+        f"-- Configuring done\nCMake Error at {where}:\n  Cannot find source file:\n\n    {path}\n\n"
+        "  Tried extensions .c .C .c++ .cc .cpp .cxx .cu .mpp .m .M .mm .ixx .cppm .h\n\n\n"
+        f"CMake Error at {where}:\n  No SOURCES given to target: kern\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "path, where",
+    [
+        ("third_party/pybind11/src/detail.cpp", "CMakeLists.txt:12 (add_library)"),
+        ("/home/u/src/kern/3rdparty/cutlass/tools/util/src/device.cu", "CMakeLists.txt:40 (add_library)"),
+        ("/work/kern/csrc/cutlass/examples/common/helper.cu", "CMakeLists.txt:7 (target_sources)"),
+        ("zstd/lib/common/zstd_common.c", "deps/zstd/CMakeLists.txt:3 (add_library)"),
+        ("/opt/build/app/src/whereami/src/whereami.c", "src/CMakeLists.txt:200 (add_library)"),
+    ],
+)
+def test_a_source_cmake_cannot_find_in_a_vendored_folder_is_a_missing_submodule(path, where):
+    cause, fix = _top(_cmake_missing_source(path, where))
+    assert cause == "missing_submodule" and "git submodule update --init --recursive" in fix and path in fix
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["src/kernels/fused_adam.cu", "/home/u/washingtondc/src/washingtondc/washingtondc.hpp", "csrc/core/include/ops.h"],
+)
+def test_a_missing_source_of_the_project_s_own_tree_is_no_missing_submodule(path):
+    assert "missing_submodule" not in _causes(_cmake_missing_source(path))
+
+
 TORCH_MISSING = "      ModuleNotFoundError: No module named 'torch'\n"
 
 
