@@ -211,6 +211,33 @@ def test_a_missing_cuda_header_on_windows_stays_a_toolkit_problem():
     assert "host_compiler_missing" not in _causes(f"PS C:\\src> pip install .\n{line}\n")
 
 
+def _root(text: str):
+    causes = analyse_text(text).report.root_causes
+    return causes[0] if causes else None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "LINK : fatal error LNK1181: cannot open input file 'cudart.lib'",
+        "  = note: LINK : fatal error LNK1181: cannot open input file 'cublasLt.lib'",
+        "Error\t12\terror LNK1181: cannot open input file 'curand.lib'",
+    ],
+)
+def test_msvc_s_missing_cuda_import_library_is_a_toolkit_problem_said_with_less_certainty(line):
+    root = _root(f"PS C:\\src> python setup.py build_ext\n{line}\n")
+    linux = _root("$ python setup.py build_ext\n/usr/bin/ld: cannot find -lcudart: No such file or directory\n")
+    assert root is not None and linux is not None
+    assert root.id == linux.id == "cuda_toolkit_incomplete"
+    assert root.confidence < 0.75 <= linux.confidence
+    assert "Additional Library Directories" in root.fix and "lib64/stubs" not in root.fix
+
+
+def test_msvc_s_missing_project_library_is_no_cuda_library():
+    text = "PS C:\\src> cargo build --features cuda\n  = note: LINK : fatal error LNK1181: cannot open input file 'fastkerncuda.lib'\n"
+    assert "cuda_toolkit_incomplete" not in _causes(text)
+
+
 def test_a_wheel_for_another_python_is_no_matching_distribution_and_names_the_file():
     wheel = "fastkern-1.0-cp39-cp39-win_amd64.whl"
     cause, fix = _top(
