@@ -206,6 +206,19 @@ def test_a_requested_spec_no_channel_has_is_no_conflict_even_where_the_tree_show
     assert _top(text) == "no_matching_distribution" and "dependency_conflict" not in _rule_causes(text)
 
 
+@pytest.mark.parametrize(
+    "report",
+    [
+        "UnsatisfiableError: The following specifications were found to be in conflict:\n  - cudatoolkit=9.0\n"
+        "  - pytorch=1.4.0 -> cudatoolkit[version='>=10.1,<10.2']\nUse \"conda info <package>\" to see the dependencies for each package.",
+        "UnsatisfiableError: The following specifications were found\nto be incompatible with the existing python installation in your environment:\n\n"
+        "Specifications:\n\n  - pytorch3d -> python[version='>=3.7,<3.8.0a0|>=3.8,<3.9.0a0']\n\nYour python: python=3.11",
+    ],
+)
+def test_the_classic_solver_s_older_and_python_forms_are_conflicts(report):
+    assert _top(f"$ conda install -c pytorch3d pytorch3d\nSolving environment: failed\n\n{report}\n") == "dependency_conflict"
+
+
 def test_libsolv_s_providers_line_from_dnf_is_no_conda_conflict():
     text = (
         "$ dnf install -y cuda-drivers\nError: \n Problem: package cuda-drivers-550.54.15-1.x86_64 requires nvidia-driver, "
