@@ -124,6 +124,37 @@ def test_an_empty_vendored_folder_named_by_cmake_is_a_missing_submodule(folder):
     assert _top(log)[0] == "missing_submodule"
 
 
+def _cmake_missing_source(path: str, where: str = "CMakeLists.txt:12 (add_library)") -> str:
+    return (
+        f"-- Configuring done\nCMake Error at {where}:\n  Cannot find source file:\n\n    {path}\n\n"
+        "  Tried extensions .c .C .c++ .cc .cpp .cxx .cu .mpp .m .M .mm .ixx .cppm .h\n\n\n"
+        f"CMake Error at {where}:\n  No SOURCES given to target: kern\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "path, where",
+    [
+        ("third_party/pybind11/src/detail.cpp", "CMakeLists.txt:12 (add_library)"),
+        ("/home/u/src/kern/3rdparty/cutlass/tools/util/src/device.cu", "CMakeLists.txt:40 (add_library)"),
+        ("/work/kern/csrc/cutlass/examples/common/helper.cu", "CMakeLists.txt:7 (target_sources)"),
+        ("zstd/lib/common/zstd_common.c", "deps/zstd/CMakeLists.txt:3 (add_library)"),
+        ("/opt/build/app/src/whereami/src/whereami.c", "src/CMakeLists.txt:200 (add_library)"),
+    ],
+)
+def test_a_source_cmake_cannot_find_in_a_vendored_folder_is_a_missing_submodule(path, where):
+    cause, fix = _top(_cmake_missing_source(path, where))
+    assert cause == "missing_submodule" and "git submodule update --init --recursive" in fix and path in fix
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["src/kernels/fused_adam.cu", "/home/u/washingtondc/src/washingtondc/washingtondc.hpp", "csrc/core/include/ops.h"],
+)
+def test_a_missing_source_of_the_project_s_own_tree_is_no_missing_submodule(path):
+    assert "missing_submodule" not in _causes(_cmake_missing_source(path))
+
+
 TORCH_MISSING = "      ModuleNotFoundError: No module named 'torch'\n"
 
 
@@ -178,6 +209,33 @@ def test_a_compiler_without_its_system_headers_or_tools_is_a_missing_host_compil
 def test_a_missing_cuda_header_on_windows_stays_a_toolkit_problem():
     line = "csrc\\ops.cu(3): fatal error C1083: Cannot open include file: 'cuda_runtime.h': No such file or directory"
     assert "host_compiler_missing" not in _causes(f"PS C:\\src> pip install .\n{line}\n")
+
+
+def _root(text: str):
+    causes = analyse_text(text).report.root_causes
+    return causes[0] if causes else None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "LINK : fatal error LNK1181: cannot open input file 'cudart.lib'",
+        "  = note: LINK : fatal error LNK1181: cannot open input file 'cublasLt.lib'",
+        "Error\t12\terror LNK1181: cannot open input file 'curand.lib'",
+    ],
+)
+def test_msvc_s_missing_cuda_import_library_is_a_toolkit_problem_said_with_less_certainty(line):
+    root = _root(f"PS C:\\src> python setup.py build_ext\n{line}\n")
+    linux = _root("$ python setup.py build_ext\n/usr/bin/ld: cannot find -lcudart: No such file or directory\n")
+    assert root is not None and linux is not None
+    assert root.id == linux.id == "cuda_toolkit_incomplete"
+    assert root.confidence < 0.75 <= linux.confidence
+    assert "Additional Library Directories" in root.fix and "lib64/stubs" not in root.fix
+
+
+def test_msvc_s_missing_project_library_is_no_cuda_library():
+    text = "PS C:\\src> cargo build --features cuda\n  = note: LINK : fatal error LNK1181: cannot open input file 'fastkerncuda.lib'\n"
+    assert "cuda_toolkit_incomplete" not in _causes(text)
 
 
 def test_a_wheel_for_another_python_is_no_matching_distribution_and_names_the_file():

@@ -128,7 +128,7 @@ def test_pip_s_list_of_versions_it_skipped_for_python_is_not_the_requires_python
     assert "pip-requires-different-python" not in analyse_text(text).fired
 
 
-# uv's installer; libmamba's problems tree; poetry's solver, `poetry add` and its installer's chooser.
+# uv's installer; libmamba's problems tree (a missing spec, conflicting specs); poetry's solver, `poetry add` and its installer's chooser.
 INSTALLER_FORMS = [
     (
         "$ uv sync --frozen\nerror: Distribution `fastkern==1.4.0 @ registry+https://index.example/whl/cu128` can't be installed "
@@ -144,6 +144,18 @@ INSTALLER_FORMS = [
         "$ mamba install -c conda-forge cuda-toolkit=13.9\nerror    libmamba Could not solve for environment specs\n"
         "    The following package could not be installed\n    └─ cuda-toolkit =13.9 * does not exist (perhaps a typo or a missing channel).",
         "no_matching_distribution",
+    ),
+    (
+        "$ conda install pytorch-cuda=12.6 torchaudio=2.3.1 -c pytorch -c nvidia\n\nLibMambaUnsatisfiableError: Encountered problems "
+        "while solving:\n  - package torchaudio-2.3.1-py312_cu121 requires pytorch-cuda 12.1.*, but none of the providers can be installed",
+        "dependency_conflict",
+    ),
+    (
+        "$ micromamba create -n seg python=3.14 pytorch=2.5.1\nerror    libmamba Could not solve for environment specs\n"
+        "    The following packages are incompatible\n    ├─ python =3.14 * is requested and can be installed;\n"
+        "    └─ pytorch =2.5.1 * is not installable because there are no viable options\n"
+        "       ├─ pytorch 2.5.1 would require\n       │  └─ python_abi =3.12 *_cp312, which conflicts with any installable versions previously reported;",
+        "dependency_conflict",
     ),
     (
         "$ poetry lock\nBecause fastkern (1.4.0) depends on torch (2.7.1+cu128) which doesn't match any versions, fastkern is forbidden.\n"
@@ -182,6 +194,37 @@ def test_a_missing_dependency_deep_in_libmamba_s_tree_is_not_taken_for_the_reque
         "   └─ blas-devel 3.9.0 would require\n      └─ blas 2.5 blis, which can be installed;\n"
     )
     assert "libmamba-requested-package-does-not-exist" not in analyse_text(text).fired
+
+
+def test_a_requested_spec_no_channel_has_is_no_conflict_even_where_the_tree_shows_conflicts():
+    text = (
+        "$ mamba install pytorch-cuda=12.9 torchvision=0.15.2\nCould not solve for environment specs\nThe following packages are incompatible\n"
+        "├─ pytorch-cuda 12.9**  does not exist (perhaps a typo or a missing channel);\n"
+        "└─ torchvision 0.15.2  is not installable because it requires\n"
+        "   └─ pytorch-cuda 11.8.* , which conflicts with any installable versions previously reported.\n"
+    )
+    assert _top(text) == "no_matching_distribution" and "dependency_conflict" not in _rule_causes(text)
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        "UnsatisfiableError: The following specifications were found to be in conflict:\n  - cudatoolkit=9.0\n"
+        "  - pytorch=1.4.0 -> cudatoolkit[version='>=10.1,<10.2']\nUse \"conda info <package>\" to see the dependencies for each package.",
+        "UnsatisfiableError: The following specifications were found\nto be incompatible with the existing python installation in your environment:\n\n"
+        "Specifications:\n\n  - pytorch3d -> python[version='>=3.7,<3.8.0a0|>=3.8,<3.9.0a0']\n\nYour python: python=3.11",
+    ],
+)
+def test_the_classic_solver_s_older_and_python_forms_are_conflicts(report):
+    assert _top(f"$ conda install -c pytorch3d pytorch3d\nSolving environment: failed\n\n{report}\n") == "dependency_conflict"
+
+
+def test_libsolv_s_providers_line_from_dnf_is_no_conda_conflict():
+    text = (
+        "$ dnf install -y cuda-drivers\nError: \n Problem: package cuda-drivers-550.54.15-1.x86_64 requires nvidia-driver, "
+        "but none of the providers can be installed\n"
+    )
+    assert "libmamba-specs-conflict" not in analyse_text(text).fired
 
 
 def test_poetry_s_conflict_between_two_pins_is_not_a_missing_version():
