@@ -119,3 +119,25 @@ def test_the_classifier_names_a_missing_piece_of_cuda_only_where_a_line_names_on
     # a cause without such a condition is answered from any lines
     monkeypatch.setattr(verdict, "model_of", lambda data: _Says("disk_full"))
     assert [r.id for r in analyse_text(other).report.root_causes] == ["disk_full"]
+
+
+class _Unsure:
+    """A classifier that is never sure, counting how often it is asked."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def predict(self, lines):  # type: ignore[no-untyped-def]
+        self.asked += 1
+        return Prediction("disk_full", 0.5, False, (("disk_full", 0.5),))
+
+
+def test_the_classifier_reads_an_unexplained_attempt_once(monkeypatch):
+    # its answer decides whether it leads the report, and its guess is shown where it does not
+    unsure = _Unsure()
+    monkeypatch.setattr(verdict, "model_of", lambda data: unsure)
+    failed = CUT_OFF + "error: subprocess-exited-with-error\n"
+    report = analyse_text(failed).report
+    assert [r.id for r in report.root_causes] == ["unknown"]
+    assert "disk_full (50%)" in report.root_causes[0].fix
+    assert unsure.asked == 1

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from buildlog.diagnose.platform import platform_values
 from buildlog.diagnose.template import fill
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.compat import Compat, cc_from_sm, cc_key
@@ -246,8 +247,6 @@ CHECKS: Mapping[str, Callable[[Facts, Span | None, Knowledge], Found | None]] = 
 
 def run_checks(facts: Facts, span: Span | None, diagnosed: set[str], k: Knowledge) -> list[Risk]:
     """Every risk the facts predict, except those a diagnosed cause already explains."""
-    from buildlog.diagnose.fixes import platform_values  # fixes reads the jobs advice from here
-
     platform = platform_values(facts, span)
     risks = []
     for check_id, check in CHECKS.items():

@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 
 from buildlog.diagnose.checks import package_of, recommended_jobs
+from buildlog.diagnose.platform import fact_values, on_windows
 from buildlog.diagnose.template import WINDOWS
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.compat import Compat, cc_key
@@ -22,7 +23,7 @@ _MODULE_PACKAGES = {"pkg_resources": "setuptools", "Cython": "cython", "setuptoo
 
 def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None, k: Knowledge) -> dict[str, str]:
     """Every value a fix template may name, for one finding."""
-    values = _fact_values(facts)
+    values = fact_values(facts)
     log_os = values.get("os", "")  # a rule's own `os` group names a wheel's target, not the log's system
     values.update({k: v for k, v in captures.items() if v})
     for key in _VERSIONED:
@@ -34,42 +35,9 @@ def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None
         values.update(_command_values(span))
     values.update(_advice(values, facts, k.compat))
     values.update(_jobs_advice(facts, span, k))
-    if _on_windows({**values, "os": log_os}, span):
+    if on_windows({**values, "os": log_os}, span):
         values["_platform"] = WINDOWS
     return values
-
-
-def platform_values(facts: Facts, span: Span | None) -> dict[str, str]:
-    """The platform a fix is written for ({"_platform": "windows"} for a Windows log), for the words of a
-    check, whose other values its own code gives."""
-    return {"_platform": WINDOWS} if _on_windows(_fact_values(facts), span) else {}
-
-
-_WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|\\(?:Program Files|Users|AppData)\\|\.exe\b|^PS [A-Za-z]:")
-
-
-def _on_windows(values: Mapping[str, str], span: Span | None) -> bool:
-    """The log came from Windows: a drive-letter path among the facts, the command or the venv."""
-    if "Windows" in values.get("os", ""):
-        return True
-    seen = [values.get(k, "") for k in ("cuda_home", "interpreter", "venv", "nvcc_path", "site")]
-    if span is not None:
-        seen += [span.command, span.venv or ""]
-    return any(_WINDOWS_PATH.search(v) for v in seen if v)
-
-
-def _fact_values(facts: Facts) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name, value in facts:
-        if isinstance(value, list):
-            if value:
-                out[name] = ", ".join(dict.fromkeys(v.value for v in value))
-        elif isinstance(value, dict):
-            for pkg, v in value.items():
-                out[f"pkg_{pkg.replace('-', '_')}"] = v.value
-        elif value is not None:
-            out[name] = value.value
-    return out
 
 
 def _version_parts(values: dict[str, str], key: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from buildlog.diagnose.checks import run_checks
 from buildlog.diagnose.engine import Diagnoser, Finding, outcome_of
@@ -46,6 +46,8 @@ class Inputs:
     events: Sequence[Event]
     knowledge: Knowledge
     use_model: bool = True
+    # The classifier's answer for each attempt it was asked about, asked once (by the attempt's lines).
+    predictions: dict[tuple[int, int], Prediction | None] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,13 @@ def _classify(data: Inputs, span: Span) -> Prediction | None:
     the cause it names needs a kind of line none of the lines it read shows)."""
     if not data.use_model:
         return None
+    key = (span.start, span.end)
+    if key not in data.predictions:
+        data.predictions[key] = _predict(data, span)
+    return data.predictions[key]
+
+
+def _predict(data: Inputs, span: Span) -> Prediction | None:
     model = model_of(data.knowledge.classifier_data)  # loaded only for logs the rules leave open
     lines = failure_lines(data.events, span.start, span.end)
     prediction = model.predict(lines) if model and lines else None
