@@ -57,6 +57,7 @@ class Span:
     check: bool = False  # the command only checks what an earlier attempt built
     raised: bool = False  # a traceback or an exception was printed in it
     checks: list[CheckRun] = field(default_factory=list)  # the checks run after this attempt
+    shell: str = ""  # "cmd" typed at a Command Prompt (`C:\dir>`), "powershell" at a `PS C:\>` prompt
 
     @property
     def stage(self) -> str:
@@ -238,6 +239,9 @@ _ACTIVITY = frozenset({
 })  # fmt: skip
 
 
+_SHELLS = {"cmd_prompt": "cmd", "ps_prompt": "powershell"}  # the prompt a command was typed at
+
+
 class Segmenter:
     """Walks events in order and cuts them into attempt spans."""
 
@@ -322,6 +326,7 @@ class Segmenter:
         span.env, span.venv, span.chained = env, build.venv or self.venv, len(builds) > 1
         span.interpreter = interpreter_of(build, self.venv)
         span.check = all(is_check_command(b) for b in builds)
+        span.shell = _SHELLS.get(event.fields.get("prompt", ""), "")
 
     def _open(self, line: int, command: str, explicit: bool) -> Span:
         current = self.spans[-1]

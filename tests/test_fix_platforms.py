@@ -202,3 +202,31 @@ def test_a_windows_path_in_a_traceback_makes_the_log_windows():
     for line in ("  File \"/usr/lib/python3.10/tempfile.py\", line 483", "error: invalid escape C:\\n in a string", "http://host/a\\b\\c"):
         f = analyse_text(line + "\n").report.facts
         assert f.os is None, line
+
+
+CMD_LOG = (
+    "C:\\Users\\dev\\proj>pip install .\n"
+    "Processing c:\\users\\dev\\proj\n"
+    "  Preparing metadata (setup.py) ... error\n"
+    "  OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n"
+    "error: metadata-generation-failed\n"
+)
+
+
+def test_a_command_prompt_log_starts_powershell_before_its_powershell_lines():
+    report = analyse_text(CMD_LOG).report
+    fix = report.root_causes[0].fix
+    lines = commands(fix)
+    first_ps = next(i for i, c in enumerate(lines) if "$env:" in c)
+    assert "powershell" in lines[:first_ps], fix
+    typed_in_ps = analyse_text(CMD_LOG.replace("C:\\Users\\dev\\proj>", "PS C:\\Users\\dev\\proj> ")).report
+    assert "$env:" in typed_in_ps.root_causes[0].fix
+    assert "powershell" not in commands(typed_in_ps.root_causes[0].fix)
+
+
+def test_a_command_prompt_fix_of_plain_commands_starts_nothing():
+    assert fill("Build it:\n$ pip install --no-build-isolation .", {"_platform": WINDOWS, "_shell": "cmd"}) == (
+        "Build it:\n$ pip install --no-build-isolation ."
+    )
+    started = fill("$ export FORCE_CUDA=1\n$ pip install .", {"_platform": WINDOWS, "_shell": "cmd"}).splitlines()
+    assert started[1:] == ["$ powershell", '$ $env:FORCE_CUDA = "1"', "$ pip install ."]

@@ -37,6 +37,8 @@ def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None
     values.update(_jobs_advice(facts, span, k))
     if on_windows({**values, "os": log_os}, span):
         values["_platform"] = WINDOWS
+        if span is not None and span.shell:
+            values["_shell"] = span.shell
     return values
 
 

@@ -12,9 +12,11 @@ from buildlog.segment import Span
 
 
 def platform_values(facts: Facts, span: Span | None) -> dict[str, str]:
-    """The platform a fix is written for ({"_platform": "windows"} for a Windows log), for the words of a
-    check, whose other values its own code gives."""
-    return {"_platform": WINDOWS} if on_windows(fact_values(facts), span) else {}
+    """The platform a fix is written for ({"_platform": "windows"} for a Windows log, and the `_shell`
+    its command was typed in), for the words of a check, whose other values its own code gives."""
+    if not on_windows(fact_values(facts), span):
+        return {}
+    return {"_platform": WINDOWS, **({"_shell": span.shell} if span is not None and span.shell else {})}
 
 
 _WINDOWS_PATH = re.compile(r"^[A-Za-z]:[\\/]|\\(?:Program Files|Users|AppData)\\|\.exe\b|^PS [A-Za-z]:")

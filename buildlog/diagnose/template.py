@@ -11,7 +11,8 @@ package-manager lines for a host compiler the Visual Studio Build Tools, and a L
 Windows has no form of (apt-file, ldd, ldconfig, ...) is said in words, never left as a command.
 A line of a template that starts with `[windows] ` is kept only for a Windows log, one that starts
 with `[linux] ` only for any other (the tag itself is dropped): for a step whose Windows form is not
-a translation of the Linux one.
+a translation of the Linux one. A log typed at a Command Prompt (`_shell` = "cmd") gets the same
+PowerShell lines, after a `$ powershell` that starts it, where any of them needs it.
 """
 
 from __future__ import annotations
@@ -54,7 +55,25 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     text = "\n".join(_unpasteable(line) for line in lines)
     if windows:
         text = for_windows(text)
+        if values.get("_shell") == "cmd":
+            text = _from_cmd(text)
     return text
+
+
+# What only PowerShell reads among the Windows forms of the fixes ($env:, its cmdlets, an expression).
+_POWERSHELL_ONLY = re.compile(r"\$env:|\b(?:Get|Select|Sort|Remove|New|Out)-[A-Z]\w+|\$HOME\\| \+ \(|\$null\b")
+
+
+def _from_cmd(text: str) -> str:
+    """A fix for a log typed at a Command Prompt: where its `$` lines are PowerShell's, start it first
+    (a Command Prompt reads neither `$env:` nor a PowerShell expression); plain commands run in both."""
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.lstrip().startswith("$ ")), None)
+    if first is None or not any(line.lstrip().startswith("$ ") and _POWERSHELL_ONLY.search(line) for line in lines):
+        return text
+    indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+    start = [f"{indent}(these commands are PowerShell's: start it from the Command Prompt first)", f"{indent}$ powershell"]
+    return "\n".join(lines[:first] + start + lines[first:])
 
 
 _TAG = re.compile(r"^(\s*)\[(windows|linux)\] ")
