@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache, partial
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, Protocol
 
 from buildlog.diagnose.checks import judge_values
-from buildlog.diagnose.engine import condition_texts
 from buildlog.diagnose.verdict import Diagnosis, diagnose
 from buildlog.facts import FactIndex, contradictions, observe
 from buildlog.ingest.clean import clean_line
@@ -119,8 +118,9 @@ def scan_and_parse(
 ) -> list[Event]:
     """The candidate lines of a log as events (cleaned; their neighbours cleaned when read)."""
     plan = knowledge.plan
-    keep = partial(condition_texts, knowledge.rules)  # the quiet lines the rules' conditions may need
-    scanner = Scanner(plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache, keep=keep)
+    scanner = Scanner(
+        plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache, conditions=plan.conditions
+    )
     wide = _Following(knowledge)
     events = []
     unread = _Unread(knowledge, wide)

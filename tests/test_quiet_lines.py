@@ -12,9 +12,9 @@ import random
 
 import pytest
 
-from buildlog.diagnose.engine import _needed_texts, condition_texts
 from buildlog.ingest.reader import iter_chunks
 from buildlog.knowledge.artefact import bundled
+from buildlog.knowledge.conditions import _needed_texts, condition_texts
 from buildlog.knowledge.load import with_user_rules
 from buildlog.pipeline import trace
 from buildlog.scan import scanner as scan
@@ -110,7 +110,7 @@ def test_the_late_attempt_is_read_as_before_the_fix_would_not(team, monkeypatch)
 
     def without_quiet_lines(self, *args, **kwargs):
         original(self, *args, **kwargs)
-        self._keep = lambda: ()  # nothing kept: the conditions see only the lines taken
+        self._conditions = ()  # nothing kept: the conditions see only the lines taken
 
     monkeypatch.setattr(Scanner, "__init__", without_quiet_lines)
     causes = [c.rule for c in trace(_log(FRESH_COMMANDS + 8), team).report.root_causes]
@@ -157,8 +157,8 @@ def test_taken_and_quiet_lines_are_what_a_fresh_start_at_every_command_takes(eng
 @pytest.mark.parametrize("engine", ENGINES)
 def test_only_quiet_lines_holding_a_needed_text_are_kept(engine):
     job = b"$ make\nerror: in /opt/torch/include/x.h\nerror: plain failure 1\nerror: \x1b[1mtorch\x1b[0m/include\n"
-    keep = lambda: ((b"torch/include",), (b"plain", b"failure 2"))  # noqa: E731
-    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, repeats=1, keep=keep)
+    needed = ((b"torch/include",), (b"plain", b"failure 2"))
+    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, repeats=1, conditions=needed)
     summary = ScanSummary()
     list(scanner.scan(iter_chunks(io.BytesIO(job * (FRESH_COMMANDS + 5))), summary))
     kept = {raw for _, raw in summary.quiet}
@@ -204,3 +204,72 @@ def test_every_bundled_condition_is_tied_to_texts_and_its_matches_hold_them():
                 matched += 1
                 assert any(all(t in m.group(0) for t in texts) for texts in needed), (regex, m.group(0))
     assert matched >= 10 * len(conditions)
+
+
+# A team rule whose context is a line no anchor of any rule, fact or stage selects.
+UNANCHORED = """
+[[rule]]
+id = "team-toolkit-on-pinned-runner"
+cause = "cuda_version_mismatch"
+title = "A toolkit not allowed on the pinned runners"
+anchors = ["TEAM-CHECK: toolkit"]
+pattern = 'TEAM-CHECK: toolkit (?P<found>\\d+\\.\\d+) is not allowed'
+context = 'runner pinned to cuda1\\d'
+fix = \"\"\"Use the runner's toolkit.\"\"\"
+
+[rule.examples]
+fire = ["TEAM-CHECK: toolkit 13.0 is not allowed"]
+quiet = ["TEAM-CHECK: toolkit 12.8 is fine"]
+"""
+
+
+def _far(lines: list[str], filler: int = 40) -> bytes:
+    """The lines with plain output between them, farther apart than the lines kept after a candidate."""
+    return "".join(line + "\n" + "".join(f"  step {i}\n" for i in range(filler)) for line in lines).encode()
+
+
+@pytest.mark.parametrize("commands", [1, FRESH_COMMANDS + 3])
+def test_a_context_reads_a_line_that_no_anchor_selects(tmp_path, commands):
+    (tmp_path / "team.toml").write_text(UNANCHORED)
+    rules = with_user_rules(bundled(), [tmp_path])
+    job = ["$ make wheel", "runner pinned to cuda12 (runner-7)", "TEAM-CHECK: toolkit 13.0 is not allowed"]
+    log = _far(["$ make wheel", "runner pinned to cuda12 (runner-7)", "ok"] * (commands - 1) + job)
+    assert "team-toolkit-on-pinned-runner" in trace(log, rules).fired
+    assert "team-toolkit-on-pinned-runner" not in trace(_far(job[:1] + job[2:]), rules).fired
+
+
+def test_a_not_context_reads_a_line_that_no_anchor_selects():
+    """git's "Submodule path '...': checked out" says the submodules came: a later "not a git
+    repository" is then no missing submodule, however far apart the two lines are."""
+    failed = ["$ git submodule update --init --recursive", "fatal: not a git repository (or any of the parent directories): .git"]
+    fetched = [failed[0], "Submodule path 'csrc/cutlass': checked out 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678'", failed[1]]
+    assert "git-submodule-without-repository" in trace(_far(failed), bundled()).fired
+    assert "git-submodule-without-repository" not in trace(_far(fetched), bundled()).fired
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_line_only_a_condition_reads_is_kept_quiet_a_few_times_in_every_attempt(engine):
+    job = b"$ make\nbuilt against torch/include/a.h\nbuilt against torch/include/b.h\nerror: failed\n" + b"built against torch/include/c.h\n" * 5
+    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, repeats=2, conditions=((b"torch/include",),))
+    summary = ScanSummary()
+    taken = [c.raw for c in scanner.scan(iter_chunks(io.BytesIO(job * (FRESH_COMMANDS + 5))), summary)]
+    assert not any(b"torch/include" in raw for raw in taken)  # never a candidate: no record reads it
+    per_job = len(job.splitlines())
+    jobs = {number // per_job for number, _ in summary.quiet}
+    assert jobs == set(range(FRESH_COMMANDS + 5))  # the same message in every attempt
+    assert len(summary.quiet) == 2 * (FRESH_COMMANDS + 5)  # `repeats` times in each
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_condition_s_text_selects_no_line_a_spent_budget_left_out(engine):
+    """A compile line holds a budgeted anchor and a text a condition needs: past the budget it is
+    still no candidate (the lines a record reads are what they were), only a quiet line."""
+    job = b"$ make\n" + b"".join(b"nvcc -I/venv/torch/include -c k%d.cu\n" % i for i in range(6)) + b"error: failed\n"
+    conditions = ((b"torch/include",),)
+    with_texts = Scanner(["error:", "$ ", "nvcc -"], {"nvcc -": 2}, ["$ "], after=0, engine=engine, conditions=conditions)
+    plain = Scanner(["error:", "$ ", "nvcc -"], {"nvcc -": 2}, ["$ "], after=0, engine=engine)
+    got = []
+    for scanner in (with_texts, plain):
+        summary = ScanSummary()
+        got.append([c.number for c in scanner.scan(iter_chunks(io.BytesIO(job * 3)), summary)])
+    assert got[0] == got[1] and len(got[0]) == 3 * 4  # each job: the command, two compile lines, the error

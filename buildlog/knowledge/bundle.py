@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from buildlog.knowledge.compat import Compat, CudaRelease, Gpu, TorchRelease
+from buildlog.knowledge.conditions import condition_texts
 from buildlog.knowledge.records import Bearing, Cause, CheckText, Examples, FactPattern, Hint, Jobs, Rule, StageMarker
 
 if TYPE_CHECKING:
@@ -30,11 +31,14 @@ class AnchorPlan(NamedTuple):
 
     An anchor that some unbudgeted record also uses has no budget: its lines are always wanted.
     `resets` are the anchors of command lines: budgets start afresh after each command.
+    `conditions`: the sets of texts a line that the rules' context conditions can match holds one of
+    (knowledge.conditions), None where a condition reduces to none.
     """
 
     anchors: tuple[str, ...]
     budgets: Mapping[str, int]
     resets: frozenset[str]
+    conditions: tuple[tuple[bytes, ...], ...] | None = ()
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,8 @@ class Knowledge:
                 else:
                     unlimited.add(word)
         kept = {w: n for w, n in budgets.items() if w not in unlimited}
-        return AnchorPlan(tuple(sorted(words)), kept, frozenset(self.command_anchors))
+        conditions = condition_texts(self.rules)
+        return AnchorPlan(tuple(sorted(words)), kept, frozenset(self.command_anchors), conditions)
 
     def fix_for(self, cause: str) -> str | None:
         """The fix of a cause: its rules' own (the highest priority), or where every rule of it is

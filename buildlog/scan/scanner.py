@@ -20,7 +20,10 @@ attempt of a session is seen whole; past the first FRESH_COMMANDS commands (a CI
 a thousand times is one story) a message taken that often before is only counted, and the lines a
 fresh start would have taken (the first few of each message since the command) are kept as quiet
 lines instead (ScanSummary.quiet): their text only, for the rules' conditions on the lines of an
-attempt (diagnose.engine), and only those holding a text that such a condition needs (`keep`).
+attempt (diagnose.engine), and only those holding a text that such a condition needs (`conditions`).
+A line that no record reads but a condition may (git's "Submodule path '...': checked out" for a
+rule that must not fire after it) is found by one text of what the condition needs, and kept as a
+quiet line too, a few times per message in each attempt, however many attempts came before.
 Line numbers count newline bytes only: a carriage return inside a progress bar is not a line
 break, which is also what an editor shows. A line longer than the reader's limit reaches the scan
 in pieces (see ingest.reader); an anchor cut in two there is not seen.
@@ -32,7 +35,7 @@ import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from itertools import compress
 from pathlib import Path
 from typing import NamedTuple
@@ -47,6 +50,7 @@ FRESH_COMMANDS = 32  # commands that start budgets and repeats afresh; past them
 KEY_SPAN = 256  # the bytes of a line's start, and around each anchor on it, that make its message
 TOP_REPEATS = 5
 MAX_TRACKED = 10_000  # repeated messages whose first text is kept for the report
+MAX_READ = 100_000  # messages of lines only a condition reads, counted per attempt; afresh when full
 
 
 class Candidate(NamedTuple):
@@ -199,13 +203,18 @@ class Scanner:
         engine: str = "auto",
         cache: Path | None = None,
         repeats: int = REPEATS,
-        keep: Callable[[], Sequence[Sequence[bytes]] | None] | None = None,
+        conditions: Sequence[Sequence[bytes]] | None = None,
     ) -> None:
-        """`keep` gives sets of texts: a quiet line is kept where it holds every text of one set (and
-        every quiet line where it gives None, or is None). It is asked when the first quiet line
-        comes, which a short log never has."""
+        """`conditions` gives sets of texts (knowledge.conditions): a line that holds every text of
+        one set is a line a rule's condition may read, kept as a quiet line where no anchor selects
+        it, and a quiet line is kept only where it holds one (every quiet line where it is None)."""
         raw_budgets = {a.encode("utf-8"): n for a, n in (budgets or {}).items() if n}
-        kept, implied = essential_anchors((a.encode("utf-8") for a in anchors), raw_budgets)
+        # one text of each set is looked for too; such an anchor never stands in for another (as a
+        # budgeted one does not), so a line it alone finds is one no record reads
+        named = set(anchors)
+        only = {max(texts, key=len).decode("utf-8") for texts in conditions or ()} - named
+        never = dict.fromkeys((a.encode("utf-8") for a in only), 1)
+        kept, implied = essential_anchors([*(a.encode("utf-8") for a in named), *never], {**raw_budgets, **never})
         parsed = [Anchor.parse(a) for a in kept]
         self._names = [a.decode("utf-8") for a in kept]
         self._texts = [p.text for p in parsed]
@@ -222,7 +231,8 @@ class Scanner:
         }
         self._maybe_command = self._resets | self._reset_implied.keys()
         self._alone = [frozenset((i,)) for i in range(len(kept))]  # the anchors of a line with one
-        self._plain = [i not in self._budget and i not in self._maybe_command for i in range(len(kept))]
+        self._conditional = frozenset(i for i, name in enumerate(self._names) if name in only)
+        self._plain = [i not in self._budget and i not in self._maybe_command and i not in self._conditional for i in range(len(kept))]
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: frozenset[int] = frozenset()  # replaced, not changed: it keys the plans of _anchor_names
@@ -230,8 +240,9 @@ class Scanner:
         # command, width = repeats + 1: a flood's repeat is one look-up and one comparison
         self._seen: dict[bytes, int] = {}
         self._commands = 0
-        self._keep = keep
+        self._conditions = conditions
         self._needs: _Needs | None = None  # made when a quiet line first needs it
+        self._read: dict[bytes, int] = {}  # message of a line only a condition reads -> command * width + times kept
         self._cache = cache
         self._sets: dict[frozenset[str], frozenset[str]] = {}
         # (anchors found, anchors spent) -> (their names, the texts to look for on the line, whose names)
@@ -275,7 +286,7 @@ class Scanner:
         width = repeats + 1
         since = self._commands * width * width  # where this command's values start
         full = since + repeats * width + repeats  # taken `repeats` times, and as often since this command
-        alone, plain, key_of, ones = self._alone, self._plain, _MASKED.__getitem__, _ONES
+        alone, plain, key_of, ones, conditional = self._alone, self._plain, _MASKED.__getitem__, _ONES, self._conditional
         budgeted, tracked = budget.keys(), summary.repeats.get
         rfind, find, count = chunk.rfind, chunk.find, chunk.count
         i, counted, size, n, short = 0, 0, len(chunk), len(found), 4 * KEY_SPAN  # `number`: the line at `counted`
@@ -294,15 +305,24 @@ class Scanner:
                 i = stop
                 indices = frozenset(index for _, index in hits)
                 if not budgeted.isdisjoint(indices) and not self._selects(hits):
+                    if not conditional.isdisjoint(indices):  # spent, but a condition reads it
+                        number += count(b"\n", counted, start)
+                        counted = start
+                        self._condition_line(chunk, start, end, first, number, summary)
                     continue
                 simple = False
             else:
                 indices = alone[index]
-                simple = plain[index]  # one anchor, neither budgeted nor of a command
+                simple = plain[index]  # one anchor, neither budgeted nor of a command nor a condition's
                 if not simple:
                     hits = [(first, index)]
                     if index in budget and not self._selects(hits):
                         continue
+            if not simple and indices <= conditional:  # a line only a condition reads: its text kept
+                number += count(b"\n", counted, start)
+                counted = start
+                self._condition_line(chunk, start, end, first, number, summary)
+                continue
             last_start = start
             selected += 1
             if not simple and not maybe_command.isdisjoint(indices):
@@ -339,7 +359,7 @@ class Scanner:
                     value = -1
                 else:  # a fresh start would take it: counted, its text kept if a condition may need it
                     seen[key] = value + 1
-                    text = raw if self._keep is None else self._kept(raw)
+                    text = self._kept(raw)
                     if text is not None:
                         number += count(b"\n", counted, start)
                         counted = start
@@ -375,14 +395,32 @@ class Scanner:
         )
 
     def _kept(self, raw: bytes) -> bytes | None:
-        """A quiet line's text to keep, if it holds every text of one of the sets of `keep`."""
+        """A quiet line's text to keep, if it holds every text of one of the sets of `conditions`."""
+        if self._conditions is None:
+            return raw
         if self._needs is None:
-            sets = self._keep()  # type: ignore[misc]
-            if sets is None:
-                self._keep = None
-                return raw
-            self._needs = _Needs(sets, self.engine.name, self._cache)
+            self._needs = _Needs(self._conditions, self.engine.name, self._cache)
         return self._needs(raw)
+
+    def _condition_line(self, chunk: bytes, start: int, end: int, first: int, number: int, summary: ScanSummary) -> None:
+        """A line that only a condition's text selected: kept as a quiet line where it holds a whole
+        set, its message at most `repeats` times in each attempt (after every command, however many:
+        a condition reads each attempt whole)."""
+        raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
+        key = message_key(raw, (first - start,))
+        width = self.repeats + 1
+        since = self._commands * width
+        value = self._read.get(key, 0)
+        if value < since:
+            value = since
+        if value - since >= self.repeats:
+            return
+        if len(self._read) >= MAX_READ:
+            self._read.clear()
+        self._read[key] = value + 1
+        text = self._kept(raw)
+        if text is not None:
+            summary.quiet.add(number, text)
 
     def _track(self, key: bytes, raw: bytes, number: int, summary: ScanSummary) -> None:
         """The first repeat of a message: its first text is kept for the report (the first MAX_TRACKED)."""
@@ -466,8 +504,8 @@ class Scanner:
         return found
 
     def _selects(self, hits: list[Occurrence]) -> bool:
-        """Do a line's occurrences select it? An unbudgeted anchor always does; budgeted ones only
-        while they are live. Every selected line is charged to the live budgeted anchors on it, so
+        """Do a line's occurrences select it? An unbudgeted anchor always does (but a condition's,
+        which only keeps a quiet line); budgeted ones only while they are live. Every selected line is charged to the live budgeted anchors on it, so
         an anchor that mostly rides on lines selected anyway is spent too and stops costing scans."""
         budget = self._budget
         live = {index for _, index in hits if index in budget and index not in self._spent}
@@ -475,7 +513,7 @@ class Scanner:
             self._used[index] = used = self._used.get(index, 0) + 1
             if used >= budget[index]:
                 self._spent = self._spent | {index}
-        return bool(live) or any(index not in budget for _, index in hits)
+        return bool(live) or any(index not in budget and index not in self._conditional for _, index in hits)
 
     def _following(self, chunk: bytes, end: int, feed: _Feed) -> tuple[bytes, ...]:
         """Up to `after` lines after the one ending at `end`, from this chunk and the ones after it."""
