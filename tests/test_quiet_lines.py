@@ -19,7 +19,7 @@ from buildlog.knowledge.load import with_user_rules
 from buildlog.pipeline import trace
 from buildlog.scan import scanner as scan
 from buildlog.scan.engines import hyperscan_available
-from buildlog.scan.scanner import FRESH_COMMANDS, Scanner, ScanSummary
+from buildlog.scan.scanner import CONDITION_LINES, FRESH_COMMANDS, Scanner, ScanSummary
 
 ENGINES = ["plain", "hyperscan"] if hyperscan_available() else ["plain"]
 
@@ -249,15 +249,16 @@ def test_a_not_context_reads_a_line_that_no_anchor_selects():
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_line_only_a_condition_reads_is_kept_quiet_a_few_times_in_every_attempt(engine):
-    job = b"$ make\nbuilt against torch/include/a.h\nbuilt against torch/include/b.h\nerror: failed\n" + b"built against torch/include/c.h\n" * 5
-    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, repeats=2, conditions=((b"torch/include",),))
+    many = b"".join(b"built against torch/include/h%d.h\n" % i for i in range(CONDITION_LINES + 5))
+    job = b"$ make\n" + many + b"error: failed\n"
+    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, conditions=((b"torch/include",),))
     summary = ScanSummary()
-    taken = [c.raw for c in scanner.scan(iter_chunks(io.BytesIO(job * (FRESH_COMMANDS + 5))), summary)]
+    taken = [c.raw for c in scanner.scan(iter_chunks(io.BytesIO(job * (FRESH_COMMANDS + 5)), size=4096), summary)]
     assert not any(b"torch/include" in raw for raw in taken)  # never a candidate: no record reads it
     per_job = len(job.splitlines())
-    jobs = {number // per_job for number, _ in summary.quiet}
-    assert jobs == set(range(FRESH_COMMANDS + 5))  # the same message in every attempt
-    assert len(summary.quiet) == 2 * (FRESH_COMMANDS + 5)  # `repeats` times in each
+    jobs = [(number - 1) // per_job for number, _ in summary.quiet]
+    assert sorted(set(jobs)) == list(range(FRESH_COMMANDS + 5))  # in every attempt, the late ones too
+    assert all(jobs.count(j) == CONDITION_LINES for j in set(jobs))  # its first few in each
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -273,3 +274,21 @@ def test_a_condition_s_text_selects_no_line_a_spent_budget_left_out(engine):
         summary = ScanSummary()
         got.append([c.number for c in scanner.scan(iter_chunks(io.BytesIO(job * 3)), summary)])
     assert got[0] == got[1] and len(got[0]) == 3 * 4  # each job: the command, two compile lines, the error
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("with_conditions", [True, False])
+def test_line_numbers_stay_right_when_a_chunk_ends_on_a_counted_or_quiet_line(engine, with_conditions):
+    """The lines counted or kept quiet after a chunk's last candidate are numbered too: every
+    candidate and quiet line of the next chunks has its own number (small chunks, many of them)."""
+    rng = random.Random(5)
+    kinds = [b"$ make -j2", b"error: broke %d", b"error: same", b"built torch/include/x%d.h", b"plain %d"]
+    lines = [rng.choice(kinds).replace(b"%d", b"%d" % rng.randint(0, 3)) for _ in range(3000)]
+    data = b"\n".join(lines) + b"\n"
+    conditions = ((b"torch/include",),) if with_conditions else None
+    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, repeats=1, conditions=conditions)
+    summary = ScanSummary()
+    got = [(c.number, c.raw) for c in scanner.scan(iter_chunks(io.BytesIO(data), size=512), summary)]
+    for number, raw in got + list(summary.quiet):
+        assert lines[number - 1] == raw, (number, raw)
+    assert len(got) > 100 and (len(summary.quiet) > 100 or not with_conditions)

@@ -50,7 +50,8 @@ FRESH_COMMANDS = 32  # commands that start budgets and repeats afresh; past them
 KEY_SPAN = 256  # the bytes of a line's start, and around each anchor on it, that make its message
 TOP_REPEATS = 5
 MAX_TRACKED = 10_000  # repeated messages whose first text is kept for the report
-MAX_READ = 100_000  # messages of lines only a condition reads, counted per attempt; afresh when full
+TAKEN, QUIET = "taken", "quiet"  # what a line's budgeted anchors make of it (Scanner._selects)
+CONDITION_LINES = 8  # lines that each condition's text selects in one attempt (after every command)
 
 
 class Candidate(NamedTuple):
@@ -220,6 +221,8 @@ class Scanner:
         self._texts = [p.text for p in parsed]
         self._implied = [[(b.lstrip(b"\n"), b.decode("utf-8")) for b in implied.get(a, ())] for a in kept]
         self._budget = {i: raw_budgets[a] for i, a in enumerate(kept) if raw_budgets.get(a)}
+        self._conditional = frozenset(i for i, name in enumerate(self._names) if name in only)
+        self._budget.update(dict.fromkeys(self._conditional, CONDITION_LINES))
         self.engine: Engine = make_engine(parsed, engine, frozenset(self._budget), cache)
         self.after = after
         self.repeats = repeats
@@ -231,8 +234,7 @@ class Scanner:
         }
         self._maybe_command = self._resets | self._reset_implied.keys()
         self._alone = [frozenset((i,)) for i in range(len(kept))]  # the anchors of a line with one
-        self._conditional = frozenset(i for i, name in enumerate(self._names) if name in only)
-        self._plain = [i not in self._budget and i not in self._maybe_command and i not in self._conditional for i in range(len(kept))]
+        self._plain = [i not in self._budget and i not in self._maybe_command for i in range(len(kept))]
         self._line_start = {i: len(p.text) for i, p in enumerate(parsed) if p.line_start}
         self._used: dict[int, int] = {}
         self._spent: frozenset[int] = frozenset()  # replaced, not changed: it keys the plans of _anchor_names
@@ -242,23 +244,24 @@ class Scanner:
         self._commands = 0
         self._conditions = conditions
         self._needs: _Needs | None = None  # made when a quiet line first needs it
-        self._read: dict[bytes, int] = {}  # message of a line only a condition reads -> command * width + times kept
         self._cache = cache
         self._sets: dict[frozenset[str], frozenset[str]] = {}
         # (anchors found, anchors spent) -> (their names, the texts to look for on the line, whose names)
         self._checks: dict[tuple[frozenset[int], frozenset[int]], tuple] = {}
 
-    def _reset(self) -> bool:
+    def _reset(self) -> None:
         """A command started: every budgeted anchor and every message may select lines again
-        (for the first FRESH_COMMANDS commands: a CI job retrying a thousand times is one story).
-        Whether they did."""
+        (for the first FRESH_COMMANDS commands: a CI job retrying a thousand times is one story;
+        a condition's text every time)."""
         self._commands += 1
-        if self._commands > FRESH_COMMANDS:
-            return False
+        if self._commands > FRESH_COMMANDS:  # but a condition reads every attempt whole
+            for index in self._conditional.intersection(self._used):
+                del self._used[index]
+            self._spent = self._spent - self._conditional
+            return
         self._used.clear()
         self._spent = frozenset()
         self._seen.clear()
-        return True
 
     def scan(self, chunks: Iterable[bytes], summary: ScanSummary) -> Iterator[Candidate]:
         """Yield candidates in line order; fill `summary` as the input is consumed."""
@@ -286,7 +289,7 @@ class Scanner:
         width = repeats + 1
         since = self._commands * width * width  # where this command's values start
         full = since + repeats * width + repeats  # taken `repeats` times, and as often since this command
-        alone, plain, key_of, ones, conditional = self._alone, self._plain, _MASKED.__getitem__, _ONES, self._conditional
+        alone, plain, key_of, ones = self._alone, self._plain, _MASKED.__getitem__, _ONES
         budgeted, tracked = budget.keys(), summary.repeats.get
         rfind, find, count = chunk.rfind, chunk.find, chunk.count
         i, counted, size, n, short = 0, 0, len(chunk), len(found), 4 * KEY_SPAN  # `number`: the line at `counted`
@@ -304,25 +307,20 @@ class Scanner:
                 hits = found[i - 1 : stop]
                 i = stop
                 indices = frozenset(index for _, index in hits)
-                if not budgeted.isdisjoint(indices) and not self._selects(hits):
-                    if not conditional.isdisjoint(indices):  # spent, but a condition reads it
-                        number += count(b"\n", counted, start)
-                        counted = start
-                        self._condition_line(chunk, start, end, first, number, summary)
-                    continue
+                chosen = TAKEN if budgeted.isdisjoint(indices) else self._selects(hits)
                 simple = False
             else:
                 indices = alone[index]
-                simple = plain[index]  # one anchor, neither budgeted nor of a command nor a condition's
+                simple = plain[index]  # one anchor, neither budgeted nor of a command
                 if not simple:
                     hits = [(first, index)]
-                    if index in budget and not self._selects(hits):
-                        continue
-            if not simple and indices <= conditional:  # a line only a condition reads: its text kept
-                number += count(b"\n", counted, start)
-                counted = start
-                self._condition_line(chunk, start, end, first, number, summary)
-                continue
+                    chosen = self._selects(hits) if index in budget else TAKEN
+            if not simple and chosen is not TAKEN:
+                if chosen is QUIET:  # a line only a condition reads: its text kept
+                    number += count(b"\n", counted, start)
+                    counted = start
+                    self._condition_line(chunk, start, end, first, number, summary)
+                continue  # or a spent budget's line: the first few of them said it
             last_start = start
             selected += 1
             if not simple and not maybe_command.isdisjoint(indices):
@@ -330,11 +328,11 @@ class Scanner:
                 if self._is_command(indices, raw):
                     number += count(b"\n", counted, start)
                     counted = start
-                    fresh = self._reset()
+                    self._reset()
                     since = self._commands * width * width
                     full = since + repeats * width + repeats
-                    if fresh and skipped:  # anchors left out of this search are live again
-                        skipped = frozenset()
+                    if not skipped <= self._spent:  # anchors left out of this search are live again
+                        skipped = self._spent
                         found, i = self.engine.find(chunk, end + 1, skipped), 0
                         n = len(found)
                     summary.candidates += selected
@@ -383,9 +381,11 @@ class Scanner:
             yield Candidate(number, raw, self._following(chunk, end, feed), self._anchor_names(indices, raw, at))
         summary.candidates += selected
         summary.repeated += repeated
-        if last_start >= 0:
+        if last_start >= counted:
             number += count(b"\n", counted, last_start)
             counted, last = last_start, number
+        elif last_start >= 0:  # a line counted or kept quiet after it was numbered last
+            last = number - count(b"\n", last_start, counted)
         return last, number + count(b"\n", counted)
 
     def _is_command(self, indices: set[int], raw: bytes) -> bool:
@@ -403,21 +403,9 @@ class Scanner:
         return self._needs(raw)
 
     def _condition_line(self, chunk: bytes, start: int, end: int, first: int, number: int, summary: ScanSummary) -> None:
-        """A line that only a condition's text selected: kept as a quiet line where it holds a whole
-        set, its message at most `repeats` times in each attempt (after every command, however many:
-        a condition reads each attempt whole)."""
+        """A line that only a condition's text selected (within its budget, CONDITION_LINES in each
+        attempt): kept as a quiet line where it holds a whole set of what a condition needs."""
         raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
-        key = message_key(raw, (first - start,))
-        width = self.repeats + 1
-        since = self._commands * width
-        value = self._read.get(key, 0)
-        if value < since:
-            value = since
-        if value - since >= self.repeats:
-            return
-        if len(self._read) >= MAX_READ:
-            self._read.clear()
-        self._read[key] = value + 1
         text = self._kept(raw)
         if text is not None:
             summary.quiet.add(number, text)
@@ -503,17 +491,21 @@ class Scanner:
             found = [(pos, index) for pos, index in found if line_start.get(index) != pos + 1]
         return found
 
-    def _selects(self, hits: list[Occurrence]) -> bool:
-        """Do a line's occurrences select it? An unbudgeted anchor always does (but a condition's,
-        which only keeps a quiet line); budgeted ones only while they are live. Every selected line is charged to the live budgeted anchors on it, so
-        an anchor that mostly rides on lines selected anyway is spent too and stops costing scans."""
+    def _selects(self, hits: list[Occurrence]) -> str | None:
+        """Do a line's occurrences select it (TAKEN), keep it as a quiet line (QUIET: only a
+        condition's text is live on it) or neither (None)? An unbudgeted anchor always selects;
+        budgeted ones only while they are live. Every line is charged to the live budgeted anchors
+        on it, so an anchor that mostly rides on lines selected anyway is spent too and stops
+        costing scans."""
         budget = self._budget
         live = {index for _, index in hits if index in budget and index not in self._spent}
         for index in live:
             self._used[index] = used = self._used.get(index, 0) + 1
             if used >= budget[index]:
                 self._spent = self._spent | {index}
-        return bool(live) or any(index not in budget and index not in self._conditional for _, index in hits)
+        if any(index not in budget for _, index in hits) or not live <= self._conditional:
+            return TAKEN
+        return QUIET if live else None
 
     def _following(self, chunk: bytes, end: int, feed: _Feed) -> tuple[bytes, ...]:
         """Up to `after` lines after the one ending at `end`, from this chunk and the ones after it."""
