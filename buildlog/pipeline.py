@@ -119,7 +119,8 @@ def scan_and_parse(
     """The candidate lines of a log as events (cleaned; their neighbours cleaned when read)."""
     plan = knowledge.plan
     scanner = Scanner(
-        plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache, conditions=plan.conditions
+        plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache,
+        conditions=plan.conditions, condition_anchors=plan.condition_anchors,
     )
     wide = _Following(knowledge)
     events = []

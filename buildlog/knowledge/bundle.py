@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from buildlog.knowledge.compat import Compat, CudaRelease, Gpu, TorchRelease
-from buildlog.knowledge.conditions import condition_texts
+from buildlog.knowledge.conditions import condition_anchors, condition_texts
 from buildlog.knowledge.records import Bearing, Cause, CheckText, Examples, FactPattern, Hint, Jobs, Rule, StageMarker
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ class AnchorPlan(NamedTuple):
     budgets: Mapping[str, int]
     resets: frozenset[str]
     conditions: tuple[tuple[bytes, ...], ...] | None = ()
+    condition_anchors: tuple[tuple[str, tuple[bytes, ...]], ...] = ()  # each condition, the texts that find its lines
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,10 @@ class Knowledge:
                 else:
                     unlimited.add(word)
         kept = {w: n for w, n in budgets.items() if w not in unlimited}
-        conditions = condition_texts(self.rules)
-        return AnchorPlan(tuple(sorted(words)), kept, frozenset(self.command_anchors), conditions)
+        return AnchorPlan(
+            tuple(sorted(words)), kept, frozenset(self.command_anchors), condition_texts(self.rules),
+            condition_anchors(self.rules),
+        )
 
     def fix_for(self, cause: str) -> str | None:
         """The fix of a cause: its rules' own (the highest priority), or where every rule of it is

@@ -25,6 +25,19 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import sre_parse as _sre_parse
 
 
+def condition_anchors(rules: Iterable[Rule]) -> tuple[tuple[str, tuple[bytes, ...]], ...]:
+    """Each context / not_context regex with the texts that find the lines it may match: the
+    longest text of each of its sets (a line without one of them holds no match). Empty where
+    some condition cannot be reduced to texts (condition_texts is None then)."""
+    out = []
+    for regex in sorted({r for rule in rules for r in (rule.context, rule.not_context) if r}):
+        needed = _needed_texts(regex)
+        if needed is None:
+            return ()
+        out.append((regex, tuple(sorted({max(sorted(texts), key=len).encode("utf-8") for texts in needed}))))
+    return tuple(out)
+
+
 def condition_texts(rules: Iterable[Rule]) -> tuple[tuple[bytes, ...], ...] | None:
     """Sets of texts such that every line that any rule's context or not_context can match holds
     all the texts of one set.

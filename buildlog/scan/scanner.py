@@ -40,6 +40,7 @@ from itertools import compress
 from pathlib import Path
 from typing import NamedTuple
 
+from buildlog.ingest.clean import clean_line
 from buildlog.scan.engines import Anchor, Engine, Occurrence, held_texts, make_engine
 
 MAX_LINE = 16 * 1024  # longer lines are clipped around the anchor they matched
@@ -51,6 +52,7 @@ KEY_SPAN = 256  # the bytes of a line's start, and around each anchor on it, tha
 TOP_REPEATS = 5
 MAX_TRACKED = 10_000  # repeated messages whose first text is kept for the report
 TAKEN, QUIET = "taken", "quiet"  # what a line's budgeted anchors make of it (Scanner._selects)
+CONDITION_WINDOW = 48  # characters kept on each side of what a condition matched on a quiet line
 CONDITION_LINES = 8  # lines that each condition's text selects in one attempt (after every command)
 
 
@@ -205,15 +207,23 @@ class Scanner:
         cache: Path | None = None,
         repeats: int = REPEATS,
         conditions: Sequence[Sequence[bytes]] | None = None,
+        condition_anchors: Sequence[tuple[str, Sequence[bytes]]] = (),
     ) -> None:
         """`conditions` gives sets of texts (knowledge.conditions): a line that holds every text of
         one set is a line a rule's condition may read, kept as a quiet line where no anchor selects
-        it, and a quiet line is kept only where it holds one (every quiet line where it is None)."""
+        it, and a quiet line is kept only where it holds one (every quiet line where it is None).
+        `condition_anchors`, the conditions themselves with the texts that find their lines (looked
+        for instead, where given): such a line is kept only where it matches a condition that no
+        line kept before in its attempt matched, and only around what it matched."""
         raw_budgets = {a.encode("utf-8"): n for a, n in (budgets or {}).items() if n}
         # one text of each set is looked for too; such an anchor never stands in for another (as a
         # budgeted one does not), so a line it alone finds is one no record reads
         named = set(anchors)
-        only = {max(texts, key=len).decode("utf-8") for texts in conditions or ()} - named
+        finds = [(regex, [t.decode("utf-8") for t in texts]) for regex, texts in condition_anchors]
+        if finds:
+            only = {name for _, names in finds for name in names} - named
+        else:
+            only = {max(texts, key=len).decode("utf-8") for texts in conditions or ()} - named
         never = dict.fromkeys((a.encode("utf-8") for a in only), 1)
         kept, implied = essential_anchors([*(a.encode("utf-8") for a in named), *never], {**raw_budgets, **never})
         parsed = [Anchor.parse(a) for a in kept]
@@ -223,6 +233,14 @@ class Scanner:
         self._budget = {i: raw_budgets[a] for i, a in enumerate(kept) if raw_budgets.get(a)}
         self._conditional = frozenset(i for i, name in enumerate(self._names) if name in only)
         self._budget.update(dict.fromkeys(self._conditional, CONDITION_LINES))
+        index_of = {name: i for i, name in enumerate(self._names)}
+        # a condition anchor -> the conditions whose lines it finds (a name dropped as implied by a
+        # kept anchor is found where that one is, and selects its line anyway)
+        self._reads: dict[int, frozenset[int]] = {}
+        for n, (_, names) in enumerate(finds):
+            for name in names:
+                if name in index_of and index_of[name] in self._conditional:
+                    self._reads[index_of[name]] = self._reads.get(index_of[name], frozenset()) | {n}
         self.engine: Engine = make_engine(parsed, engine, frozenset(self._budget), cache)
         self.after = after
         self.repeats = repeats
@@ -243,6 +261,9 @@ class Scanner:
         self._seen: dict[bytes, int] = {}
         self._commands = 0
         self._conditions = conditions
+        self._condition_regexes = [re.compile(regex) for regex, _ in finds]
+        self._matched: set[int] = set()  # the condition regexes a line kept in this attempt matched
+        self._windows: dict[str, bytes] = {}  # a window the jobs of a CI log repeat is one object
         self._needs: _Needs | None = None  # made when a quiet line first needs it
         self._cache = cache
         self._sets: dict[frozenset[str], frozenset[str]] = {}
@@ -254,6 +275,7 @@ class Scanner:
         (for the first FRESH_COMMANDS commands: a CI job retrying a thousand times is one story;
         a condition's text every time)."""
         self._commands += 1
+        self._matched.clear()
         if self._commands > FRESH_COMMANDS:  # but a condition reads every attempt whole
             for index in self._conditional.intersection(self._used):
                 del self._used[index]
@@ -319,7 +341,7 @@ class Scanner:
                 if chosen is QUIET:  # a line only a condition reads: its text kept
                     number += count(b"\n", counted, start)
                     counted = start
-                    self._condition_line(chunk, start, end, first, number, summary)
+                    self._condition_line(chunk, start, end, first, number, summary, indices)
                 continue  # or a spent budget's line: the first few of them said it
             last_start = start
             selected += 1
@@ -402,13 +424,39 @@ class Scanner:
             self._needs = _Needs(self._conditions, self.engine.name, self._cache)
         return self._needs(raw)
 
-    def _condition_line(self, chunk: bytes, start: int, end: int, first: int, number: int, summary: ScanSummary) -> None:
+    def _condition_line(
+        self, chunk: bytes, start: int, end: int, first: int, number: int, summary: ScanSummary, indices: frozenset[int]
+    ) -> None:
         """A line that only a condition's text selected (within its budget, CONDITION_LINES in each
-        attempt): kept as a quiet line where it holds a whole set of what a condition needs."""
+        attempt): kept as a quiet line where it matches a condition that no line kept before in the
+        attempt matched (a condition asks only whether its attempt has such a line), as the text
+        around what it matched; a text whose conditions all matched is spent for the attempt.
+        Without the conditions, kept whole where it holds what one needs."""
         raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
-        text = self._kept(raw)
-        if text is not None:
-            summary.quiet.add(number, text)
+        if not self._condition_regexes:
+            text = self._kept(raw)
+            if text is not None:
+                summary.quiet.add(number, text)
+            return
+        matched = self._matched
+        open_ = {n for index in indices for n in self._reads.get(index, ())} - matched
+        if open_:
+            line = clean_line(raw)
+            spans = []
+            for n in sorted(open_):
+                match = self._condition_regexes[n].search(line)
+                if match:
+                    matched.add(n)
+                    spans.append(match.span())
+            if spans:
+                lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+                window = line[max(0, lo - CONDITION_WINDOW) : hi + CONDITION_WINDOW]
+                if len(self._windows) >= _KNOWN:
+                    self._windows.clear()
+                summary.quiet.add(number, self._windows.setdefault(window, window.encode("utf-8")))
+        done = frozenset(index for index in indices if index in self._reads and self._reads[index] <= matched)
+        if done:
+            self._spent = self._spent | done
 
     def _track(self, key: bytes, raw: bytes, number: int, summary: ScanSummary) -> None:
         """The first repeat of a message: its first text is kept for the report (the first MAX_TRACKED)."""
@@ -493,7 +541,8 @@ class Scanner:
 
     def _selects(self, hits: list[Occurrence]) -> str | None:
         """Do a line's occurrences select it (TAKEN), keep it as a quiet line (QUIET: only a
-        condition's text is live on it) or neither (None)? An unbudgeted anchor always selects;
+        condition's texts are on it, and live) or neither (None: a spent budget's line, of which
+        the first few said what there is to say, to a condition too)? An unbudgeted anchor always selects;
         budgeted ones only while they are live. Every line is charged to the live budgeted anchors
         on it, so an anchor that mostly rides on lines selected anyway is spent too and stops
         costing scans."""
@@ -505,7 +554,7 @@ class Scanner:
                 self._spent = self._spent | {index}
         if any(index not in budget for _, index in hits) or not live <= self._conditional:
             return TAKEN
-        return QUIET if live else None
+        return QUIET if live and all(index in self._conditional for _, index in hits) else None
 
     def _following(self, chunk: bytes, end: int, feed: _Feed) -> tuple[bytes, ...]:
         """Up to `after` lines after the one ending at `end`, from this chunk and the ones after it."""
