@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Capture: CUDA_HOME set PATH-style while it was empty (`export CUDA_HOME=$CUDA_HOME:/usr/local/cuda`),
-# so torch runs nvcc as `:/usr/local/cuda/bin/nvcc`. The toolkit itself is installed (CUDA 13.0).
+# Capture: CUDA_HOME set PATH-style, so torch runs nvcc from a path with a colon in it: while it was
+# empty (`export CUDA_HOME=$CUDA_HOME:/usr/local/cuda` gives `:/usr/local/cuda/bin/nvcc`), and as a
+# list of toolkit folders (`/usr/local/cuda:/usr/local/cuda-13.0/bin/nvcc`, as the same export leaves
+# it when CUDA_HOME was already set). The toolkit itself is installed (CUDA 13.0).
 # torch is a CUDA build (2.14.1+cu130) with ninja; the project is fixtures/tiny_cuda_ext, copied to $WORK.
 # No GPU on the capture machine, so TORCH_CUDA_ARCH_LIST names one architecture.
 #
@@ -32,5 +34,25 @@ $CASE --slug pip-build-cuda-home-leading-colon --cwd "$EXT" --unset CUDA_HOME \
     --cmd "TORCH_CUDA_ARCH_LIST=8.0 MAX_JOBS=2 $V/pip install --no-build-isolation ." \
     --python "$V/python" --nvcc /usr/local/cuda-13.0/bin/nvcc --cause cuda_home_missing \
     --key "error: nvcc not found at ':/usr/local/cuda/bin/nvcc'" \
+    --fix "$FIX"
+rm -rf "$EXT/build" "$EXT/"*.egg-info "$HOME/.cache/torch_extensions"
+FIX="CUDA_HOME was a colon-joined list: export CUDA_HOME=/usr/local/cuda-13.0 (one toolkit folder), then rebuild."
+
+$CASE --slug jit-build-cuda-home-path-list --cwd "$EXT" --unset CUDA_HOME \
+    --title "torch.utils.cpp_extension.load() with CUDA_HOME=/usr/local/cuda:/usr/local/cuda-13.0 (a PATH-style list)" \
+    --cmd 'export CUDA_HOME=/usr/local/cuda:/usr/local/cuda-13.0' \
+    --cmd "TORCH_CUDA_ARCH_LIST=8.0 MAX_JOBS=2 $V/python jit_build.py" \
+    --python "$V/python" --nvcc /usr/local/cuda-13.0/bin/nvcc --cause cuda_home_missing \
+    --key "/bin/sh: 1: /usr/local/cuda:/usr/local/cuda-13.0/bin/nvcc: not found" \
+    --fix "$FIX"
+
+rm -rf "$EXT/build" "$EXT/"*.egg-info
+$CASE --slug pip-build-cuda-home-path-list --cwd "$EXT" --unset CUDA_HOME \
+    --title "pip install --no-build-isolation . after export CUDA_HOME=\$CUDA_HOME:/usr/local/cuda-13.0 with CUDA_HOME=/usr/local/cuda" \
+    --cmd 'export CUDA_HOME=/usr/local/cuda' \
+    --cmd 'export CUDA_HOME=$CUDA_HOME:/usr/local/cuda-13.0' \
+    --cmd "TORCH_CUDA_ARCH_LIST=8.0 MAX_JOBS=2 $V/pip install --no-build-isolation ." \
+    --python "$V/python" --nvcc /usr/local/cuda-13.0/bin/nvcc --cause cuda_home_missing \
+    --key "error: nvcc not found at '/usr/local/cuda:/usr/local/cuda-13.0/bin/nvcc'" \
     --fix "$FIX"
 rm -rf "$EXT"
