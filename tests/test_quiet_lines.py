@@ -292,3 +292,13 @@ def test_line_numbers_stay_right_when_a_chunk_ends_on_a_counted_or_quiet_line(en
     for number, raw in got + list(summary.quiet):
         assert lines[number - 1] == raw, (number, raw)
     assert len(got) > 100 and (len(summary.quiet) > 100 or not with_conditions)
+
+
+def test_a_condition_that_ignores_case_leaves_the_others_their_lines(tmp_path):
+    """A user condition with `(?i)` cannot be found by a text; the bundled conditions still are."""
+    (tmp_path / "team.toml").write_text(UNANCHORED.replace("context = 'runner pinned", "context = '(?i)runner pinned"))
+    rules = with_user_rules(bundled(), [tmp_path])
+    assert rules.plan.conditions is None and rules.plan.condition_anchors
+    failed = ["$ git submodule update --init --recursive", "fatal: not a git repository (or any of the parent directories): .git"]
+    fetched = [failed[0], "Submodule path 'csrc/cutlass': checked out 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678'", failed[1]]
+    assert "git-submodule-without-repository" not in trace(_far(fetched), rules).fired

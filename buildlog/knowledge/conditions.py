@@ -27,13 +27,13 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 def condition_anchors(rules: Iterable[Rule]) -> tuple[tuple[str, tuple[bytes, ...]], ...]:
     """Each context / not_context regex with the texts that find the lines it may match: the
-    longest text of each of its sets (a line without one of them holds no match). Empty where
-    some condition cannot be reduced to texts (condition_texts is None then)."""
+    rarest text of each of its sets (a line without one of them holds no match). A condition that
+    cannot be reduced to texts is left out: it reads the lines selected for other reasons."""
     out = []
     for regex in sorted({r for rule in rules for r in (rule.context, rule.not_context) if r}):
         needed = _needed_texts(regex)
         if needed is None:
-            return ()
+            continue
         out.append((regex, tuple(sorted({_rarest(texts).encode("utf-8") for texts in needed}))))
     return tuple(out)
 
