@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import datetime
 import gzip
 import json
 import os
@@ -37,7 +38,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CASES = Path(os.environ.get("CORPUS_CASES", HERE.parent / "cases"))
-DATE = os.environ.get("CAPTURE_DATE", "2026-11-30")
+DATE = os.environ.get("CAPTURE_DATE") or datetime.date.today().isoformat()  # when it was captured
 GZIP_OVER = 200 * 1024
 
 # Registry hosts (and their subdomains) that must not appear in a stored log.
