@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 from buildlog.knowledge.records import Rule
@@ -75,14 +76,16 @@ class _Unsafe(Exception):
     """A pattern whose matches cannot be tied to the texts of single lines."""
 
 
-def _needed_texts(regex: str) -> list[frozenset[str]] | None:
+@cache  # the plan asks for each condition's texts twice (condition_texts, condition_anchors)
+def _needed_texts(regex: str) -> tuple[frozenset[str], ...] | None:
     """Sets of texts, one set of which every match of `regex` holds whole (each text within one
     line); None when no text is needed or a match may reach past its line."""
     tree = _sre_parse.parse(regex)
     try:
-        return _needed(list(tree), tree.state.flags)
+        found = _needed(list(tree), tree.state.flags)
     except _Unsafe:
         return None
+    return tuple(found) if found is not None else None
 
 
 _NO_BREAK = {_sre.CATEGORY_NOT_SPACE, _sre.CATEGORY_DIGIT, _sre.CATEGORY_WORD}  # classes without "\n"
