@@ -172,6 +172,23 @@ def test_failure_lines_that_are_only_pips_summary_give_the_classifier_nothing():
     assert {"!remote", "closed", "connection"} <= set(told)  # one line of its own: the whole failure is read
 
 
+def test_a_compiler_that_exited_is_no_more_than_the_summary_to_the_classifier():
+    """setuptools' "error: command '...nvcc' failed", ninja's and torch's stop say a compiler failed,
+    whatever the cause: a paste of only them gets no guess; with the compiler's own error, it does."""
+    from buildlog.learn.features import model_tokens
+
+    exited = [
+        "error: command '/usr/local/cuda-10.2/bin/nvcc' failed with exit status 1",
+        "ninja: build stopped: subcommand failed.",
+        "RuntimeError: Error compiling objects for extension",
+        "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+        "error: command 'C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.8\\bin\\nvcc.exe' failed with exit code 2",
+    ]
+    assert model_tokens(exited) == []
+    told = model_tokens(["nvcc fatal   : Unsupported gpu architecture 'compute_86'", *exited])
+    assert {"!unsupported", "gpu", "architecture"} <= set(told)
+
+
 def test_wilson_bound_is_below_the_rate_and_tightens_with_more_answers():
     from buildlog.learn.training import wilson_lower
 

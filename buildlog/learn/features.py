@@ -50,9 +50,13 @@ _COMPLAINT = re.compile(
 )
 
 
-# The summary pip and uv print under every failed build, whatever its cause: failure lines made of
-# nothing else tell the classifier nothing (a paste cut down to them gets no guess).
+# The summary pip and uv print under every failed build, whatever its cause, and the build tools'
+# own word that a compiler exited (setuptools' "error: command '...' failed", ninja's and torch's
+# stop): failure lines made of nothing else tell the classifier nothing (a paste cut down to them
+# gets no guess).
 _SUMMARY = re.compile(
+    r"^\W*error: command '[^'\n]{1,300}' failed with exit (?:status|code) -?\d+|ninja: build stopped: subcommand failed|"
+    r"Error compiling objects for extension|CalledProcessError: Command '\['ninja', '-v'|"
     r"subprocess-exited-with-error|did not run successfully|^\W*exit code: \d+|lines of output\]|end of output\]|"
     r"^\W*note: This error originates from a subprocess|Failed building wheel for|^\W*Failed to build |"
     r"Could not build wheels for|^\W*Running setup\.py clean|^\W*hint: See above|legacy-install-failure|"
