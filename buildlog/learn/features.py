@@ -55,8 +55,8 @@ _COMPLAINT = re.compile(
 # stop): failure lines made of nothing else tell the classifier nothing (a paste cut down to them
 # gets no guess).
 _SUMMARY = re.compile(
-    r"^\W*error: command '[^'\n]{1,300}' failed with exit (?:status|code) -?\d+|ninja: build stopped: subcommand failed|"
-    r"Error compiling objects for extension|CalledProcessError: Command '\['ninja', '-v'|"
+    r"^\W*error: command '[^'\n]{1,300}' failed with exit (?:status|code) -?\d+|^\W*ninja: build stopped: subcommand failed|"
+    r"^\W*RuntimeError: Error compiling objects for extension|^\W*(?:subprocess\.)?CalledProcessError: Command '\['ninja', '-v'|"
     r"subprocess-exited-with-error|did not run successfully|^\W*exit code: \d+|lines of output\]|end of output\]|"
     r"^\W*note: This error originates from a subprocess|Failed building wheel for|^\W*Failed to build |"
     r"Could not build wheels for|^\W*Running setup\.py clean|^\W*hint: See above|legacy-install-failure|"
