@@ -247,18 +247,27 @@ def test_a_not_context_reads_a_line_that_no_anchor_selects():
     assert "git-submodule-without-repository" not in trace(_far(fetched), bundled()).fired
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_line_only_a_condition_reads_is_kept_quiet_a_few_times_in_every_attempt(engine):
+def _condition_scan(job: bytes, regex: str, jobs: int) -> tuple[list[bytes], list[tuple[int, bytes]]]:
+    """The candidates and the quiet lines of `jobs` copies of one job, with one condition found by
+    `torch/include`."""
+    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, condition_anchors=((regex, (b"torch/include",)),))
+    summary = ScanSummary()
+    taken = [c.raw for c in scanner.scan(iter_chunks(io.BytesIO(job * jobs), size=4096), summary)]
+    return taken, [(n, text) for n, text in summary.quiet if b"torch/include" in text]  # not the repeated errors
+
+
+def test_a_line_only_a_condition_reads_is_kept_quiet_in_every_attempt():
+    """Its first match in each attempt, the late ones too; a text on lines that never match stops
+    being tried past CONDITION_LINES lines of an attempt."""
     many = b"".join(b"built against torch/include/h%d.h\n" % i for i in range(CONDITION_LINES + 5))
     job = b"$ make\n" + many + b"error: failed\n"
-    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, conditions=((b"torch/include",),))
-    summary = ScanSummary()
-    taken = [c.raw for c in scanner.scan(iter_chunks(io.BytesIO(job * (FRESH_COMMANDS + 5)), size=4096), summary)]
+    per_job, jobs = len(job.splitlines()), FRESH_COMMANDS + 5
+    taken, quiet = _condition_scan(job, r"torch/include/h3\.h", jobs)
     assert not any(b"torch/include" in raw for raw in taken)  # never a candidate: no record reads it
-    per_job = len(job.splitlines())
-    jobs = [(number - 1) // per_job for number, _ in summary.quiet]
-    assert sorted(set(jobs)) == list(range(FRESH_COMMANDS + 5))  # in every attempt, the late ones too
-    assert all(jobs.count(j) == CONDITION_LINES for j in set(jobs))  # its first few in each
+    assert [(n - 1) // per_job for n, _ in quiet] == list(range(jobs))  # one in every attempt
+    assert all(text == b"built against torch/include/h3.h" for _, text in quiet)
+    late = rf"torch/include/h{CONDITION_LINES + 1}\.h"  # the text's budget is spent before it comes
+    assert _condition_scan(job, late, jobs)[1] == []
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -266,8 +275,8 @@ def test_a_condition_s_text_selects_no_line_a_spent_budget_left_out(engine):
     """A compile line holds a budgeted anchor and a text a condition needs: past the budget it is
     still no candidate (the lines a record reads are what they were), only a quiet line."""
     job = b"$ make\n" + b"".join(b"nvcc -I/venv/torch/include -c k%d.cu\n" % i for i in range(6)) + b"error: failed\n"
-    conditions = ((b"torch/include",),)
-    with_texts = Scanner(["error:", "$ ", "nvcc -"], {"nvcc -": 2}, ["$ "], after=0, engine=engine, conditions=conditions)
+    finds = (("torch/include", (b"torch/include",)),)
+    with_texts = Scanner(["error:", "$ ", "nvcc -"], {"nvcc -": 2}, ["$ "], after=0, engine=engine, condition_anchors=finds)
     plain = Scanner(["error:", "$ ", "nvcc -"], {"nvcc -": 2}, ["$ "], after=0, engine=engine)
     got = []
     for scanner in (with_texts, plain):
@@ -285,8 +294,8 @@ def test_line_numbers_stay_right_when_a_chunk_ends_on_a_counted_or_quiet_line(en
     kinds = [b"$ make -j2", b"error: broke %d", b"error: same", b"built torch/include/x%d.h", b"plain %d"]
     lines = [rng.choice(kinds).replace(b"%d", b"%d" % rng.randint(0, 3)) for _ in range(3000)]
     data = b"\n".join(lines) + b"\n"
-    conditions = ((b"torch/include",),) if with_conditions else None
-    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, repeats=1, conditions=conditions)
+    finds = (("torch/include", (b"torch/include",)),) if with_conditions else ()
+    scanner = Scanner(["error:", "$ "], None, ["$ "], after=0, engine=engine, repeats=1, condition_anchors=finds)
     summary = ScanSummary()
     got = [(c.number, c.raw) for c in scanner.scan(iter_chunks(io.BytesIO(data), size=512), summary)]
     for number, raw in got + list(summary.quiet):

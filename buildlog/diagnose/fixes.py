@@ -10,8 +10,7 @@ import re
 from collections.abc import Mapping
 
 from buildlog.diagnose.checks import package_of, recommended_jobs
-from buildlog.diagnose.platform import fact_values, on_windows
-from buildlog.diagnose.template import WINDOWS
+from buildlog.diagnose.platform import fact_values, written_for
 from buildlog.knowledge.bundle import Knowledge
 from buildlog.knowledge.compat import Compat, cc_key
 from buildlog.report.schema import Facts
@@ -35,10 +34,7 @@ def template_values(captures: Mapping[str, str], facts: Facts, span: Span | None
         values.update(_command_values(span))
     values.update(_advice(values, facts, k.compat))
     values.update(_jobs_advice(facts, span, k))
-    if on_windows({**values, "os": log_os}, span):
-        values["_platform"] = WINDOWS
-        if span is not None and span.shell:
-            values["_shell"] = span.shell
+    values.update(written_for({**values, "os": log_os}, span))
     return values
 
 

@@ -12,9 +12,15 @@ from buildlog.segment import Span
 
 
 def platform_values(facts: Facts, span: Span | None) -> dict[str, str]:
-    """The platform a fix is written for ({"_platform": "windows"} for a Windows log, and the `_shell`
-    its command was typed in), for the words of a check, whose other values its own code gives."""
-    if not on_windows(fact_values(facts), span):
+    """The platform a fix is written for, for the words of a check, whose other values its own code
+    gives (see written_for)."""
+    return written_for(fact_values(facts), span)
+
+
+def written_for(values: Mapping[str, str], span: Span | None) -> dict[str, str]:
+    """{"_platform": "windows"} for a Windows log, with the `_shell` its command was typed in
+    (cmd, powershell) where the prompt shows it; nothing for any other."""
+    if not on_windows(values, span):
         return {}
     return {"_platform": WINDOWS, **({"_shell": span.shell} if span is not None and span.shell else {})}
 

@@ -23,7 +23,8 @@ lines instead (ScanSummary.quiet): their text only, for the rules' conditions on
 attempt (diagnose.engine), and only those holding a text that such a condition needs (`conditions`).
 A line that no record reads but a condition may (git's "Submodule path '...': checked out" for a
 rule that must not fire after it) is found by one text of what the condition needs, and kept as a
-quiet line too, a few times per message in each attempt, however many attempts came before.
+quiet line too (the text around a condition's first match in each attempt, however many attempts
+came before).
 Line numbers count newline bytes only: a carriage return inside a progress bar is not a line
 break, which is also what an editor shows. A line longer than the reader's limit reaches the scan
 in pieces (see ingest.reader); an anchor cut in two there is not seen.
@@ -209,21 +210,17 @@ class Scanner:
         conditions: Sequence[Sequence[bytes]] | None = None,
         condition_anchors: Sequence[tuple[str, Sequence[bytes]]] = (),
     ) -> None:
-        """`conditions` gives sets of texts (knowledge.conditions): a line that holds every text of
-        one set is a line a rule's condition may read, kept as a quiet line where no anchor selects
-        it, and a quiet line is kept only where it holds one (every quiet line where it is None).
-        `condition_anchors`, the conditions themselves with the texts that find their lines (looked
-        for instead, where given): such a line is kept only where it matches a condition that no
-        line kept before in its attempt matched, and only around what it matched."""
+        """`conditions` gives sets of texts (knowledge.conditions): a quiet line is kept only where it
+        holds every text of one set (every quiet line where it is None). `condition_anchors`: each
+        condition with the texts that find the lines it may match; a line only such a text finds is
+        kept as a quiet line where it matches a condition that no line kept before in its attempt
+        matched, and only around what it matched."""
         raw_budgets = {a.encode("utf-8"): n for a, n in (budgets or {}).items() if n}
         # one text of each set is looked for too; such an anchor never stands in for another (as a
         # budgeted one does not), so a line it alone finds is one no record reads
         named = set(anchors)
         finds = [(regex, [t.decode("utf-8") for t in texts]) for regex, texts in condition_anchors]
-        if finds:
-            only = {name for _, names in finds for name in names} - named
-        else:
-            only = {max(texts, key=len).decode("utf-8") for texts in conditions or ()} - named
+        only = {name for _, names in finds for name in names} - named
         never = dict.fromkeys((a.encode("utf-8") for a in only), 1)
         kept, implied = essential_anchors([*(a.encode("utf-8") for a in named), *never], {**raw_budgets, **never})
         parsed = [Anchor.parse(a) for a in kept]
@@ -431,17 +428,11 @@ class Scanner:
         attempt): kept as a quiet line where it matches a condition that no line kept before in the
         attempt matched (a condition asks only whether its attempt has such a line), as the text
         around what it matched; a text whose conditions all matched is spent for the attempt.
-        Without the conditions, kept whole where it holds what one needs."""
-        raw = chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first)
-        if not self._condition_regexes:
-            text = self._kept(raw)
-            if text is not None:
-                summary.quiet.add(number, text)
-            return
+        """
         matched = self._matched
         open_ = {n for index in indices for n in self._reads.get(index, ())} - matched
         if open_:
-            line = clean_line(raw)
+            line = clean_line(chunk[start:end] if end - start <= MAX_LINE else _clip(chunk, start, end, first))
             spans = []
             for n in sorted(open_):
                 match = self._condition_regexes[n].search(line)
