@@ -101,3 +101,17 @@ def test_torchs_found_version_is_read_as_the_drivers_cuda():
     log = "RuntimeError: The NVIDIA driver on your system is too old (found version 10010). Please update your GPU driver\n"
     fix = analyse_text(log).report.root_causes[0].fix
     assert "up to 10.1" in fix and "10010" not in fix
+
+
+def test_jax_component_versions_are_read_as_releases():
+    cases = [
+        ({"jax_lib": "cuDNN", "jax_found": "8600", "jax_built": "8906"}, "8.6.0", "8.9.6"),
+        ({"jax_lib": "CUDA", "jax_found": "12010", "jax_built": "12020"}, "12.1", "12.2"),
+        ({"jax_lib": "cuBLAS", "jax_found": "120205", "jax_built": "120304"}, "12.2.5", "12.3.4"),
+        ({"jax_lib_o": "cuDNN", "jax_found_o": "90300", "jax_built_o": "90300", "jax_minimum": "9100"}, "9.3.0", "9.3.0"),
+    ]
+    for captures, found, built in cases:
+        values = template_values(captures, Facts(), None, K)
+        assert (values["jax_found_v"], values["jax_built_v"]) == (found, built)
+    values = template_values({"jax_lib_o": "cuDNN", "jax_found_o": "8907", "jax_built_o": "8907", "jax_minimum": "9100"}, Facts(), None, K)
+    assert (values["jax_needed_v"], values["jax_wheel"]) == ("9.1.0", "nvidia-cudnn-cu12")

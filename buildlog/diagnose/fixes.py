@@ -87,9 +87,45 @@ def _advice(values: Mapping[str, str], facts: Facts, compat: Compat) -> dict[str
     if re.fullmatch(r"\d{4,6}", values.get("found_driver", "")):  # torch prints the driver's CUDA API version: 11040 is 11.4
         api = int(values["found_driver"])
         out["found_driver_cuda"] = f"{api // 1000}.{api % 1000 // 10}"
+    out.update(_jax_component_advice(values))
     needs = compat.cuda_release(values.get("torch_cuda", "")) if values.get("torch_cuda") else None
     if needs and needs.driver_min:
         out["driver_min"] = needs.driver_min
+    return out
+
+
+# The pip wheel that carries each CUDA component jax checks (for a CUDA 12 jaxlib).
+_JAX_WHEELS = {
+    "CUDA": "nvidia-cuda-runtime-cu12", "cuDNN": "nvidia-cudnn-cu12", "cuBLAS": "nvidia-cublas-cu12",
+    "cuFFT": "nvidia-cufft-cu12", "cuSOLVER": "nvidia-cusolver-cu12", "cuSPARSE": "nvidia-cusparse-cu12",
+    "cuPTI": "nvidia-cuda-cupti-cu12", "CUPTI": "nvidia-cuda-cupti-cu12", "NCCL": "nvidia-nccl-cu12",
+    "nvJitLink": "nvidia-nvjitlink-cu12",
+}
+
+
+def _jax_version(component: str, number: int) -> str:
+    """jax prints a CUDA component's version as one integer: the runtime's 12010 is 12.1, cuDNN's 8600
+    8.6.0 (cuDNN 9's 90300 9.3.0), cuBLAS's 120205 12.2.5, cuSOLVER's 11405 11.4.5."""
+    if component == "CUDA":
+        return f"{number // 1000}.{number % 1000 // 10}"
+    major, rest = divmod(number, 10000 if number >= 100000 or (number >= 10000 and component in ("cuDNN", "NCCL")) else 1000)
+    return f"{major}.{rest // 100}.{rest % 100}"
+
+
+def _jax_component_advice(values: Mapping[str, str]) -> dict[str, str]:
+    """Dotted versions and the pip wheel for a CUDA component jax's version check names."""
+    component = values.get("jax_lib") or values.get("jax_lib_o") or values.get("jax_missing") or ""
+    out: dict[str, str] = {}
+    if component:
+        out["jax_component"] = component
+        if component in _JAX_WHEELS:
+            out["jax_wheel"] = _JAX_WHEELS[component]
+    for name, keys in (("found", ("jax_found", "jax_found_o")), ("built", ("jax_built", "jax_built_o")), ("minimum", ("jax_minimum",))):
+        number = next((values[k] for k in keys if values.get(k)), "")
+        if re.fullmatch(r"\d{4,6}", number):
+            out[f"jax_{name}_v"] = _jax_version(component, int(number))
+    if needed := out.get("jax_minimum_v") or out.get("jax_built_v"):
+        out["jax_needed_v"] = needed
     return out
 
 

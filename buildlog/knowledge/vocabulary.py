@@ -119,6 +119,7 @@ DERIVED_VALUES = frozenset({
     "requirement_name", "gpu_arch_list", "gpu_hint", "found_torch", "found_torch_index", "nvcc_torch",
     "nvcc_torch_index", "gcc_max", "driver_min", "recommended_jobs", "jobs_hint",
     "found_torch_spec", "nvcc_torch_spec", "torch_base_spec", "package_name", "found_driver_cuda",
+    "jax_component", "jax_wheel", "jax_found_v", "jax_built_v", "jax_minimum_v", "jax_needed_v",
 })  # fmt: skip
 
 ROLES = ("cause", "symptom", "success", "noise")
