@@ -22,6 +22,8 @@ _QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")  # a `<` inside quotes is text to th
 def holds_placeholder(command: str) -> bool:
     """A command that cannot run as written: a `<` the shell would read as a redirect, or a value left open."""
     return "<" in _QUOTED.sub("''", command) or bool(PLACEHOLDER.search(command))
+
+
 PROSE_HOLE = re.compile(r"<[a-z_]+>|\bX\.Y\b|\bcuXYZ\b|\{\w+[|}]")  # in a fix's words: `<` alone is text there
 
 
@@ -37,7 +39,12 @@ def bad_commands(report: Report) -> list[str]:
 def bad_words(report: Report) -> list[str]:
     """A fix's lines other than its commands that keep a placeholder (a value the log did not give)."""
     fixes = [c.fix for c in report.root_causes] + [r.fix for r in report.risks]
-    return [line for fix in fixes for line in fix.splitlines() if not line.strip().startswith("$ ") and PROSE_HOLE.search(line)]
+    return [
+        line
+        for fix in fixes
+        for line in fix.splitlines()
+        if not line.strip().startswith("$ ") and PROSE_HOLE.search(line)
+    ]
 
 
 def main(folders: list[str]) -> int:
@@ -45,15 +52,11 @@ def main(folders: list[str]) -> int:
     logs = sorted(p for f in folders for p in Path(f).iterdir() if p.name.endswith((".log", ".log.gz")))
     bad = worded = 0
     for path in logs:
-        report = (
-            analyse(
-                path.read_bytes()
-                if not path.name.endswith(".gz")
-                else __import__("gzip").decompress(path.read_bytes()),
-                k,
-                None,
-                Options(use_model=True),
-            )
+        report = analyse(
+            path.read_bytes() if not path.name.endswith(".gz") else __import__("gzip").decompress(path.read_bytes()),
+            k,
+            None,
+            Options(use_model=True),
         )
         found = bad_commands(report)
         if words := bad_words(report):

@@ -119,8 +119,13 @@ def scan_and_parse(
     """The candidate lines of a log as events (cleaned; their neighbours cleaned when read)."""
     plan = knowledge.plan
     scanner = Scanner(
-        plan.anchors, plan.budgets, plan.resets, engine=options.engine, cache=options.cache,
-        conditions=plan.conditions, condition_anchors=plan.condition_anchors,
+        plan.anchors,
+        plan.budgets,
+        plan.resets,
+        engine=options.engine,
+        cache=options.cache,
+        conditions=plan.conditions,
+        condition_anchors=plan.condition_anchors,
     )
     wide = _Following(knowledge)
     events = []

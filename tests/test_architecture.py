@@ -20,11 +20,12 @@ def test_import_contracts_are_kept():
 
 
 def test_lint_is_clean():
-    """ruff's checks in pyproject.toml hold for the package, the tests and the benchmark."""
+    """ruff's checks and its formatter (pyproject.toml) hold for the package, the tests and the benchmark."""
     script = Path(sys.executable).parent / "ruff"
     if not script.exists():
         pytest.skip("ruff is not installed (pip install -e '.[test]')")
-    proc = subprocess.run(
-        [str(script), "check", "buildlog", "tests", "bench"], cwd=ROOT, capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    for command in (["check"], ["format", "--check"]):
+        proc = subprocess.run(
+            [str(script), *command, "buildlog", "tests", "bench"], cwd=ROOT, capture_output=True, text=True
+        )
+        assert proc.returncode == 0, proc.stdout[-3000:]

@@ -155,7 +155,9 @@ from tests.conftest import ROOT  # noqa: E402
 
 def _buildlog(*args, env=None, stdin=None, cwd=None):
     full = {**os.environ, **(env or {})}
-    return _sp.run([sys.executable, "-m", "buildlog", *args], capture_output=True, text=True, env=full, stdin=stdin, cwd=cwd)
+    return _sp.run(
+        [sys.executable, "-m", "buildlog", *args], capture_output=True, text=True, env=full, stdin=stdin, cwd=cwd
+    )
 
 
 LOG = ROOT / "corpus" / "cases" / "flash-attn-no-build-isolation-missing-psutil.log"
@@ -164,7 +166,10 @@ LOG = ROOT / "corpus" / "cases" / "flash-attn-no-build-isolation-missing-psutil.
 @pytest.mark.parametrize(
     "env, message",
     [
-        ({"BUILDLOG_SCAN_ENGINE": "garbage"}, "$BUILDLOG_SCAN_ENGINE='garbage': expected one of auto, hyperscan, plain"),
+        (
+            {"BUILDLOG_SCAN_ENGINE": "garbage"},
+            "$BUILDLOG_SCAN_ENGINE='garbage': expected one of auto, hyperscan, plain",
+        ),
         ({"BUILDLOG_REDACT_PATHS": "maybe"}, "$BUILDLOG_REDACT_PATHS='maybe': expected 1 or 0"),
         ({"BUILDLOG_RULES": "/no/such/rules"}, "/no/such/rules: no such rule file or folder"),
     ],
@@ -175,7 +180,12 @@ def test_a_bad_environment_variable_is_a_clear_error(env, message):
 
 
 def test_debug_zero_means_off_and_a_relative_cache_folder_writes_nothing_here(tmp_path):
-    proc = _buildlog("explain", str(LOG), env={"BUILDLOG_DEBUG": "0", "XDG_CACHE_HOME": "relative", "HOME": str(tmp_path)}, cwd=tmp_path)
+    proc = _buildlog(
+        "explain",
+        str(LOG),
+        env={"BUILDLOG_DEBUG": "0", "XDG_CACHE_HOME": "relative", "HOME": str(tmp_path)},
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0
     assert not (tmp_path / "relative").exists()
 
@@ -205,7 +215,7 @@ def test_config_in_pyproject_adds_rules_and_switches_one_off(tmp_path):
     rules.mkdir()
     (rules / "team.toml").write_text(
         '[[rule]]\nid = "team-psutil"\ncause = "missing_build_dependency"\ntitle = "psutil is missing (team rule)"\n'
-        'anchors = ["No module named \'psutil\'"]\npattern = "No module named \'psutil\'"\npriority = 99\n'
+        "anchors = [\"No module named 'psutil'\"]\npattern = \"No module named 'psutil'\"\npriority = 99\n"
         'fix = "Ask the platform team for the psutil image."\n[rule.examples]\nfire = ["No module named \'psutil\'"]\n'
     )
     (tmp_path / "pyproject.toml").write_text('[tool.buildlog]\nrules = ["rules"]\ndisable = ["ninja-required"]\n')
@@ -231,7 +241,11 @@ def test_rule_prints_what_a_rule_finds_and_rules_test_runs_a_folder(tmp_path):
     )
     ok_run = _buildlog("rules", "test", str(tmp_path))
     assert ok_run.returncode == 0 and "1 rules, 0 failing examples" in ok_run.stdout, ok_run.stdout + ok_run.stderr
-    (tmp_path / "r.toml").write_text((tmp_path / "r.toml").read_text().replace('quiet = ["QUOTA EXCEEDED on"]', 'quiet = ["QUOTA EXCEEDED on /home"]'))
+    (tmp_path / "r.toml").write_text(
+        (tmp_path / "r.toml")
+        .read_text()
+        .replace('quiet = ["QUOTA EXCEEDED on"]', 'quiet = ["QUOTA EXCEEDED on /home"]')
+    )
     failing = _buildlog("rules", "test", str(tmp_path))
     assert failing.returncode == 1 and "FAIL team-x quiet" in failing.stdout
     schema = json.loads(_buildlog("schema", "--rules").stdout)
@@ -251,6 +265,8 @@ def test_the_readme_rule_works_as_written(tmp_path):
     (tmp_path / "ci" / "buildlog-rules" / "team.toml").write_text(rule)
     (tmp_path / "pyproject.toml").write_text(config)
     log = tmp_path / "b.log"
-    log.write_text("$ pip install ext\nPLATFORM-CHECK: CUDA toolkit 13.0 is not supported on this runner\nerror: stop\n")
+    log.write_text(
+        "$ pip install ext\nPLATFORM-CHECK: CUDA toolkit 13.0 is not supported on this runner\nerror: stop\n"
+    )
     out = json.loads(_buildlog("explain", str(log), "--format", "json", cwd=tmp_path).stdout)
     assert out["root_causes"][0]["rule"] == "team-cuda-12-images-only"

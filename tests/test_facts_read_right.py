@@ -26,7 +26,9 @@ def test_nightly_ngc_and_release_torch_versions_parse(line, torch, cuda):
 
 
 def test_another_modules_version_is_not_torchs_cuda():
-    f = facts('$ python -c "import torch, flash_attn; print(torch.__version__, flash_attn.__version__)"\n2.7.1+cu126 2.8.0.post2\n')
+    f = facts(
+        '$ python -c "import torch, flash_attn; print(torch.__version__, flash_attn.__version__)"\n2.7.1+cu126 2.8.0.post2\n'
+    )
     assert f.torch.value == "2.7.1+cu126"
     assert f.torch_cuda is None or f.torch_cuda.value == "12.6"
 
@@ -37,14 +39,16 @@ def test_torch_version_cuda_printed_second_is_read():
 
 
 def test_nvcc_version_from_a_windows_toolkit_path():
-    f = facts("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4\\bin\\nvcc.exe -c kernel.cu -o kernel.obj\n")
+    f = facts(
+        "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4\\bin\\nvcc.exe -c kernel.cu -o kernel.obj\n"
+    )
     assert f.nvcc.value == "12.4" and f.os.value == "Windows"
 
 
 def test_unknown_with_the_compilers_output_does_not_ask_for_verbose():
     log = (
         "$ pip install -v ./ext\n"
-        "  /src/ext/kernel.cu(93): error: namespace \"std\" has no member \"bit_cast\"\n"
+        '  /src/ext/kernel.cu(93): error: namespace "std" has no member "bit_cast"\n'
         "  error: subprocess-exited-with-error\n"
         "  ERROR: Failed building wheel for ext\n"
     )
@@ -60,5 +64,7 @@ def test_unknown_with_the_compilers_output_does_not_ask_for_verbose():
 )
 def test_a_ci_steps_cuda_path_is_read_whole(value):
     # GitHub Actions prints a step's env block as `  NAME: value`; a Windows toolkit's folder holds spaces
-    f = facts(f"Run python setup.py bdist_wheel\n  python setup.py bdist_wheel\n  shell: pwsh\n  env:\n    CUDA_PATH: {value}  \n")
+    f = facts(
+        f"Run python setup.py bdist_wheel\n  python setup.py bdist_wheel\n  shell: pwsh\n  env:\n    CUDA_PATH: {value}  \n"
+    )
     assert f.cuda_home is not None and f.cuda_home.value == value

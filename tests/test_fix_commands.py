@@ -21,7 +21,9 @@ from tests.conftest import analyse_text
 
 K = bundled()
 # what PowerShell does not read: `VAR=v cmd`, df, mkdir -p, sed, sort/paste, head, /dev/null
-BASH_ONLY = re.compile(r"(?:^|; )[A-Z_][A-Z0-9_]*=\S|\bdf -h\b|\bmkdir -p\b|\| ?sed\b|\bsort -u\b|\bpaste -s|\| head\b|/dev/null")
+BASH_ONLY = re.compile(
+    r"(?:^|; )[A-Z_][A-Z0-9_]*=\S|\bdf -h\b|\bmkdir -p\b|\| ?sed\b|\bsort -u\b|\bpaste -s|\| head\b|/dev/null"
+)
 FIXED = [r for r in K.rules if r.fix]
 
 
@@ -54,7 +56,9 @@ def test_every_fix_reads_without_a_placeholder(rule):
 
 def test_the_command_check_sees_a_redirect_but_not_a_quoted_requirement():
     assert holds_placeholder("pip install torch --index-url <the PyTorch cu121 wheel index>")
-    assert holds_placeholder('pip install "torch=={torch}"') and holds_placeholder("export CUDA_HOME=/usr/local/cuda-X.Y")
+    assert holds_placeholder('pip install "torch=={torch}"') and holds_placeholder(
+        "export CUDA_HOME=/usr/local/cuda-X.Y"
+    )
     assert not holds_placeholder('pip install "pydantic<2" "vllm==0.2.1.post1"')
 
 
@@ -108,10 +112,16 @@ def test_jax_component_versions_are_read_as_releases():
         ({"jax_lib": "cuDNN", "jax_found": "8600", "jax_built": "8906"}, "8.6.0", "8.9.6"),
         ({"jax_lib": "CUDA", "jax_found": "12010", "jax_built": "12020"}, "12.1", "12.2"),
         ({"jax_lib": "cuBLAS", "jax_found": "120205", "jax_built": "120304"}, "12.2.5", "12.3.4"),
-        ({"jax_lib_o": "cuDNN", "jax_found_o": "90300", "jax_built_o": "90300", "jax_minimum": "9100"}, "9.3.0", "9.3.0"),
+        (
+            {"jax_lib_o": "cuDNN", "jax_found_o": "90300", "jax_built_o": "90300", "jax_minimum": "9100"},
+            "9.3.0",
+            "9.3.0",
+        ),
     ]
     for captures, found, built in cases:
         values = template_values(captures, Facts(), None, K)
         assert (values["jax_found_v"], values["jax_built_v"]) == (found, built)
-    values = template_values({"jax_lib_o": "cuDNN", "jax_found_o": "8907", "jax_built_o": "8907", "jax_minimum": "9100"}, Facts(), None, K)
+    values = template_values(
+        {"jax_lib_o": "cuDNN", "jax_found_o": "8907", "jax_built_o": "8907", "jax_minimum": "9100"}, Facts(), None, K
+    )
     assert (values["jax_needed_v"], values["jax_wheel"]) == ("9.1.0", "nvidia-cudnn-cu12")

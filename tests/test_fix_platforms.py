@@ -35,28 +35,63 @@ NOT_POWERSHELL = re.compile(
 
 
 def _facts(**values: str | list[str]) -> Facts:
-    return Facts(**{k: [FactValue(value=x, line=1) for x in v] if isinstance(v, list) else FactValue(value=v, line=1) for k, v in values.items()})
+    return Facts(
+        **{
+            k: [FactValue(value=x, line=1) for x in v] if isinstance(v, list) else FactValue(value=v, line=1)
+            for k, v in values.items()
+        }
+    )
 
 
 WINDOWS_FACTS = _facts(
-    os="Windows", nvcc="12.4", cuda_home=r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4",
-    torch="2.5.1+cu124", torch_cuda="12.4", python="3.11.9", interpreter=r"C:\Users\dev\proj\.venv\Scripts\python.exe",
-    venv=r"C:\Users\dev\proj\.venv", ram_gb="32", cores="16", gpus=["NVIDIA GeForce RTX 4090"], driver="551.23",
-    driver_cuda="12.4", gcc="13.2",
+    os="Windows",
+    nvcc="12.4",
+    cuda_home=r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4",
+    torch="2.5.1+cu124",
+    torch_cuda="12.4",
+    python="3.11.9",
+    interpreter=r"C:\Users\dev\proj\.venv\Scripts\python.exe",
+    venv=r"C:\Users\dev\proj\.venv",
+    ram_gb="32",
+    cores="16",
+    gpus=["NVIDIA GeForce RTX 4090"],
+    driver="551.23",
+    driver_cuda="12.4",
+    gcc="13.2",
 )
 BARE_WINDOWS = _facts(os="Windows")  # the worst case: every other value falls back
 LINUX_FACTS = _facts(
-    os="Ubuntu 22.04.4 LTS", nvcc="12.4", cuda_home="/usr/local/cuda-12.4", torch="2.5.1+cu124", torch_cuda="12.4",
-    python="3.11.9", interpreter="/home/dev/proj/.venv/bin/python", venv="/home/dev/proj/.venv", ram_gb="32",
-    cores="16", gpus=["NVIDIA GeForce RTX 4090"], driver="550.54.14", driver_cuda="12.4", gcc="13.2",
+    os="Ubuntu 22.04.4 LTS",
+    nvcc="12.4",
+    cuda_home="/usr/local/cuda-12.4",
+    torch="2.5.1+cu124",
+    torch_cuda="12.4",
+    python="3.11.9",
+    interpreter="/home/dev/proj/.venv/bin/python",
+    venv="/home/dev/proj/.venv",
+    ram_gb="32",
+    cores="16",
+    gpus=["NVIDIA GeForce RTX 4090"],
+    driver="550.54.14",
+    driver_cuda="12.4",
+    gcc="13.2",
 )
 # what each cross-fact check's own code gives its words (diagnose/checks.py)
 CHECK_VALUES = {
-    "wanted": "8.9", "note": "", "unsupported": "sm_120", "supported_range": "sm_50 to sm_90", "gcc_max": "12",
-    "recommended_jobs": "6", "nvcc_major": "12", "venv_python": "", "severity": "error",
+    "wanted": "8.9",
+    "note": "",
+    "unsupported": "sm_120",
+    "supported_range": "sm_50 to sm_90",
+    "gcc_max": "12",
+    "recommended_jobs": "6",
+    "nvcc_major": "12",
+    "venv_python": "",
+    "severity": "error",
 }
 
-TEMPLATES = [(f"rule:{r.id}", r.fix, r) for r in K.rules if r.fix] + [(f"check:{c.id}", c.fix, None) for c in K.checks.values()]
+TEMPLATES = [(f"rule:{r.id}", r.fix, r) for r in K.rules if r.fix] + [
+    (f"check:{c.id}", c.fix, None) for c in K.checks.values()
+]
 
 
 def _captures(rule) -> list[dict[str, str]]:
@@ -118,16 +153,29 @@ def _balanced(command: str) -> bool:
 
 def test_the_linux_only_check_sees_bash_and_passes_powershell():
     for bash in (
-        "export CUDA_HOME=/usr/local/cuda-12.4", "sudo apt-get install -y build-essential", "ls -d /usr/local/cuda-*",
-        'CMAKE_PREFIX_PATH="$(python -c "import torch")":$CMAKE_PREFIX_PATH', "df -h /tmp", "nproc", "free -g",
-        "~/venv/bin/python -m pip install .", "MAX_JOBS=4 pip install .", "pip uninstall -y $PKG", "where cl",
+        "export CUDA_HOME=/usr/local/cuda-12.4",
+        "sudo apt-get install -y build-essential",
+        "ls -d /usr/local/cuda-*",
+        'CMAKE_PREFIX_PATH="$(python -c "import torch")":$CMAKE_PREFIX_PATH',
+        "df -h /tmp",
+        "nproc",
+        "free -g",
+        "~/venv/bin/python -m pip install .",
+        "MAX_JOBS=4 pip install .",
+        "pip uninstall -y $PKG",
+        "where cl",
     ):
         assert NOT_POWERSHELL.search(bash), bash
-    assert not _balanced("$env:X = (nvidia-smi | Sort-Object -Unique) -join ';')") and _balanced("$env:X = ((a) -join ';')")
+    assert not _balanced("$env:X = (nvidia-smi | Sort-Object -Unique) -join ';')") and _balanced(
+        "$env:X = ((a) -join ';')"
+    )
     for ps in (
         '$env:CUDA_HOME = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"',
-        '$env:PATH = "$env:CUDA_HOME\\bin;$env:PATH"', "Get-PSDrive -PSProvider FileSystem",
-        'conda install -y -c nvidia "cuda-toolkit=12.4"', "where.exe cl", "New-Item -ItemType Directory -Force $HOME\\tmp | Out-Null",
+        '$env:PATH = "$env:CUDA_HOME\\bin;$env:PATH"',
+        "Get-PSDrive -PSProvider FileSystem",
+        'conda install -y -c nvidia "cuda-toolkit=12.4"',
+        "where.exe cl",
+        "New-Item -ItemType Directory -Force $HOME\\tmp | Out-Null",
     ):
         assert not NOT_POWERSHELL.search(ps), ps
 
@@ -149,8 +197,11 @@ def test_a_windows_value_with_spaces_stays_one_powershell_value():
 
 
 def test_a_bash_substitution_becomes_a_powershell_expression():
-    text = fill('$ export CMAKE_PREFIX_PATH=$(python -c "import torch; print(torch.utils.cmake_prefix_path)"):$CMAKE_PREFIX_PATH\n'
-                "$ conda install -y \"cuda-toolkit=$(python -c 'import torch; print(torch.version.cuda)')\"", {"_platform": WINDOWS})
+    text = fill(
+        '$ export CMAKE_PREFIX_PATH=$(python -c "import torch; print(torch.utils.cmake_prefix_path)"):$CMAKE_PREFIX_PATH\n'
+        "$ conda install -y \"cuda-toolkit=$(python -c 'import torch; print(torch.version.cuda)')\"",
+        {"_platform": WINDOWS},
+    )
     assert text.splitlines() == [
         '$ $env:CMAKE_PREFIX_PATH = (python -c "import torch; print(torch.utils.cmake_prefix_path)") + ";$env:CMAKE_PREFIX_PATH"',
         "$ conda install -y (\"cuda-toolkit=\" + (python -c 'import torch; print(torch.version.cuda)'))",
@@ -176,7 +227,9 @@ def test_cmake_without_nvcc_on_windows_gets_the_toolkit_of_torchs_cuda_in_powers
     assert '$env:CUDACXX = "$env:CUDA_PATH\\bin\\nvcc.exe"' in lines
     assert 'cmake -S . -B build -DCMAKE_CUDA_COMPILER="$env:CUDACXX"' in lines
     assert not any(NOT_POWERSHELL.search(c) for c in lines), lines
-    linux = analyse_text(WINDOWS_CMAKE_LOG.replace("PS C:\\Users\\dev\\proj>", "$").replace("C:/Program Files/CMake", "/usr")).report
+    linux = analyse_text(
+        WINDOWS_CMAKE_LOG.replace("PS C:\\Users\\dev\\proj>", "$").replace("C:/Program Files/CMake", "/usr")
+    ).report
     assert "$ export CUDACXX=$CUDA_PATH/bin/nvcc" in linux.root_causes[0].fix
     assert "$ export CUDA_PATH=/usr/local/cuda-12.4" in linux.root_causes[0].fix
 
@@ -186,7 +239,10 @@ def test_a_risks_fix_on_a_windows_log_is_powershell_too():
 
     facts = _facts(os="Windows", nvcc="11.8", torch="2.5.1+cu124", torch_cuda="12.4", ram_gb="16", max_jobs="32")
     risks = {r.id: r for r in run_checks(facts, None, set(), K)}
-    assert '$ $env:CUDA_HOME = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"' in risks["cuda_major_mismatch"].fix
+    assert (
+        '$ $env:CUDA_HOME = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"'
+        in risks["cuda_major_mismatch"].fix
+    )
     linux = {r.id: r for r in run_checks(_facts(nvcc="11.8", torch="2.5.1+cu124", torch_cuda="12.4"), None, set(), K)}
     assert "$ export CUDA_HOME=/usr/local/cuda-12.4" in linux["cuda_major_mismatch"].fix
 
@@ -199,7 +255,11 @@ def test_a_windows_path_in_a_traceback_makes_the_log_windows():
     ):
         f = analyse_text(line + "\n").report.facts
         assert f.os is not None and f.os.value == "Windows", line
-    for line in ("  File \"/usr/lib/python3.10/tempfile.py\", line 483", "error: invalid escape C:\\n in a string", "http://host/a\\b\\c"):
+    for line in (
+        '  File "/usr/lib/python3.10/tempfile.py", line 483',
+        "error: invalid escape C:\\n in a string",
+        "http://host/a\\b\\c",
+    ):
         f = analyse_text(line + "\n").report.facts
         assert f.os is None, line
 

@@ -13,6 +13,7 @@ K = bundled()
 def parse_line(number, line):
     return events.parse_line(K, number, line)
 
+
 CASES = [
     ("csrc/flash_api.cpp:12:5: error: 'x' was not declared in this scope", "diagnostic", {"severity": "error"}),
     ('csrc/attn.cu(45): warning #177-D: variable "x" was declared', "diagnostic", {"code": "#177-D"}),
@@ -109,7 +110,12 @@ def test_lines_that_merely_start_like_commands_are_not_commands(line):
         ("$ pip install x &>b.log", ("pip", "install", "x"), {}, ()),
         ("$ time pip install x", ("pip", "install", "x"), {}, ("time",)),
         ("$ sudo -E -u me pip install x", ("pip", "install", "x"), {}, ("sudo -E -u me",)),
-        ("$ env -u X MAX_JOBS=2 python -m pip install x", ("python", "-m", "pip", "install", "x"), {"MAX_JOBS": "2"}, ("env -u X MAX_JOBS=2",)),  # fmt: skip
+        (
+            "$ env -u X MAX_JOBS=2 python -m pip install x",
+            ("python", "-m", "pip", "install", "x"),
+            {"MAX_JOBS": "2"},
+            ("env -u X MAX_JOBS=2",),
+        ),  # fmt: skip
         ("$ nohup nice -n 5 pip install x &", ("pip", "install", "x"), {}, ("nohup", "nice -n 5")),
         ("$ conda run -n ml pip install x", ("pip", "install", "x"), {}, ("conda run -n ml",)),
         ("$ bash -lc 'cd src && MAX_JOBS=1 pip install x'", ("pip", "install", "x"), {"MAX_JOBS": "1"}, ("bash -lc",)),
@@ -139,6 +145,11 @@ def test_other_prompts_and_unknown_syntax_still_give_the_command(line, prompt):
 
 
 def test_a_continued_line_is_read_with_its_continuation():
-    after = events.After.of((">   --no-build-isolation \\", ">   -v",))
+    after = events.After.of(
+        (
+            ">   --no-build-isolation \\",
+            ">   -v",
+        )
+    )
     event = events.parse_line(K, 1, "$ pip install flash-attn \\", after)
     assert event.commands[0].argv == ("pip", "install", "flash-attn", "--no-build-isolation", "-v")

@@ -178,12 +178,18 @@ def test_a_bad_output_spec_is_a_usage_error(spec):
 
 
 def test_columns_is_the_width_when_piped_and_commands_stay_whole():
-    proc = buildlog("explain", str(CORPUS / "mamba-ssm-arch-linux-gcc14-cuda-12-6-minor-mismatch-noise.log"), env={"COLUMNS": "40"})
+    proc = buildlog(
+        "explain", str(CORPUS / "mamba-ssm-arch-linux-gcc14-cuda-12-6-minor-mismatch-noise.log"), env={"COLUMNS": "40"}
+    )
     lines = proc.stdout.decode().splitlines()
     commands = [line.strip()[2:] for line in lines if line.strip().startswith("$ ")]
     prose = [line for line in lines if not line.strip().startswith("$ ")]
     assert commands and max(map(len, prose)) <= 40
-    report = json.loads(buildlog("explain", str(CORPUS / "mamba-ssm-arch-linux-gcc14-cuda-12-6-minor-mismatch-noise.log"), "-f", "json").stdout)
+    report = json.loads(
+        buildlog(
+            "explain", str(CORPUS / "mamba-ssm-arch-linux-gcc14-cuda-12-6-minor-mismatch-noise.log"), "-f", "json"
+        ).stdout
+    )
     solved = {i["cause"] for i in report["incidents"] if i["resolved_by"]}
     shown = [c for c in report["root_causes"] if c["id"] not in solved]  # a solved cause is summarised, not fixed
     fixes = "\n".join(c["fix"] for c in shown) + "\n" + "\n".join(r["fix"] for r in report["risks"])

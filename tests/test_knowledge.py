@@ -49,7 +49,11 @@ def test_every_grammar_rule_has_an_event_kind_and_the_parsers_come_from_the_arte
     for name in GRAMMARS:
         parser = K.parser(name)
         alternatives = {str(r.origin.name) for r in parser.rules if str(r.origin.name) not in ("start",)}
-        start = {str(r.expansion[0].name).lower() for r in parser.rules if r.origin.name == "start"} if name != "command" else {"start"}
+        start = (
+            {str(r.expansion[0].name).lower() for r in parser.rules if r.origin.name == "start"}
+            if name != "command"
+            else {"start"}
+        )
         assert start, name
         for rule in start:
             assert (name, rule) in GRAMMAR_RULES, f"{name}:{rule} has no EventKind"
@@ -148,11 +152,11 @@ def test_a_bundled_rule_can_be_switched_off(tmp_path):
     "change, message",
     [
         (("priority = 95", "priority = 950"), "team.toml: rule team-cuda-12-only: field priority"),
-        (("cause = \"cuda_version_mismatch\"", "cause = \"cuda_mismatch\""), "field cause: unknown cause id"),
-        (("anchors = [\"TEAM-CHECK: toolkit\"]", "anchors = [\"TEAM-CHECK: toolkit\"]\ncolour = 1"), "field colour"),
+        (('cause = "cuda_version_mismatch"', 'cause = "cuda_mismatch"'), "field cause: unknown cause id"),
+        (('anchors = ["TEAM-CHECK: toolkit"]', 'anchors = ["TEAM-CHECK: toolkit"]\ncolour = 1'), "field colour"),
         (("(?P<found>", "(?P<found"), "field pattern"),
-        (("id = \"team-cuda-12-only\"", "id = \"torch-cuda-major-mismatch\""), "already used by bundled"),
-        (("is not allowed\"]", "is refused\"]"), "field examples: pattern does not fire"),
+        (('id = "team-cuda-12-only"', 'id = "torch-cuda-major-mismatch"'), "already used by bundled"),
+        (('is not allowed"]', 'is refused"]'), "field examples: pattern does not fire"),
     ],
 )
 def test_a_bad_user_rule_names_the_file_and_the_field(tmp_path, change, message):

@@ -12,9 +12,13 @@ from buildlog.store.cases import Case, Sidecar
 from tests.conftest import analyse_text
 
 # A cut-off paste: an error the rules do not know, and no line that says the build failed.
-CUT_OFF = "Collecting somepkg==1.0\n  Downloading somepkg-1.0.tar.gz (12 kB)\nerror: somepkg could not find its odd part\n"
+CUT_OFF = (
+    "Collecting somepkg==1.0\n  Downloading somepkg-1.0.tar.gz (12 kB)\nerror: somepkg could not find its odd part\n"
+)
 # The same paste where nothing went wrong yet, and a build that went on past its warning to link and copy.
-NO_FAILURE = "Collecting somepkg==1.0\n  Downloading somepkg-1.0.tar.gz (12 kB)\nsomepkg: WARNING: could not find its odd part\n"
+NO_FAILURE = (
+    "Collecting somepkg==1.0\n  Downloading somepkg-1.0.tar.gz (12 kB)\nsomepkg: WARNING: could not find its odd part\n"
+)
 BUILT = (
     "$ python setup.py build_ext --inplace\nrunning build_ext\nbuilding 'somepkg' extension\n"
     "somepkg: ERROR: could not find its odd part, using the plain one\ng++ -O2 -shared build/temp/a.o -o build/lib/somepkg.so\n"

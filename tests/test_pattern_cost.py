@@ -103,7 +103,9 @@ def _cases() -> list[Case]:
 
 # --- generating lines from a pattern's parse tree -------------------------------------------------
 
-_REPEATS = {sre_c.MAX_REPEAT, sre_c.MIN_REPEAT} | ({sre_c.POSSESSIVE_REPEAT} if hasattr(sre_c, "POSSESSIVE_REPEAT") else set())
+_REPEATS = {sre_c.MAX_REPEAT, sre_c.MIN_REPEAT} | (
+    {sre_c.POSSESSIVE_REPEAT} if hasattr(sre_c, "POSSESSIVE_REPEAT") else set()
+)
 _ONE_CHAR = {sre_c.LITERAL, sre_c.NOT_LITERAL, sre_c.ANY, sre_c.IN}
 
 
@@ -234,7 +236,10 @@ def attack_lines(source: str, flags: int, anchors: tuple[str, ...] = (), size: i
             tails = {"tail": after, "tail-no-first": after[1:], "tail-no-last": after[:-1], "no-tail": ""}
             for u in dict.fromkeys(units):
                 for tname, tail in tails.items():
-                    add(f"repeat {rep[1][:2]} of {u[:12]!r} after {before[:16]!r}, {tname}", _fill(before, u, tail, size))
+                    add(
+                        f"repeat {rep[1][:2]} of {u[:12]!r} after {before[:16]!r}, {tname}",
+                        _fill(before, u, tail, size),
+                    )
     witness = [gen.text(gen.tree, k) for k in range(3)]
     for lit in sorted(set(gen.literals()) | set(anchors), key=len, reverse=True)[:6]:
         for sep in ("", " ", "\n" if flags & re.MULTILINE else "\t"):

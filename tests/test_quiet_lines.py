@@ -241,8 +241,15 @@ def test_a_context_reads_a_line_that_no_anchor_selects(tmp_path, commands):
 def test_a_not_context_reads_a_line_that_no_anchor_selects():
     """git's "Submodule path '...': checked out" says the submodules came: a later "not a git
     repository" is then no missing submodule, however far apart the two lines are."""
-    failed = ["$ git submodule update --init --recursive", "fatal: not a git repository (or any of the parent directories): .git"]
-    fetched = [failed[0], "Submodule path 'csrc/cutlass': checked out 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678'", failed[1]]
+    failed = [
+        "$ git submodule update --init --recursive",
+        "fatal: not a git repository (or any of the parent directories): .git",
+    ]
+    fetched = [
+        failed[0],
+        "Submodule path 'csrc/cutlass': checked out 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678'",
+        failed[1],
+    ]
     assert "git-submodule-without-repository" in trace(_far(failed), bundled()).fired
     assert "git-submodule-without-repository" not in trace(_far(fetched), bundled()).fired
 
@@ -276,7 +283,9 @@ def test_a_condition_s_text_selects_no_line_a_spent_budget_left_out(engine):
     still no candidate (the lines a record reads are what they were), only a quiet line."""
     job = b"$ make\n" + b"".join(b"nvcc -I/venv/torch/include -c k%d.cu\n" % i for i in range(6)) + b"error: failed\n"
     finds = (("torch/include", (b"torch/include",)),)
-    with_texts = Scanner(["error:", "$ ", "nvcc -"], {"nvcc -": 2}, ["$ "], after=0, engine=engine, condition_anchors=finds)
+    with_texts = Scanner(
+        ["error:", "$ ", "nvcc -"], {"nvcc -": 2}, ["$ "], after=0, engine=engine, condition_anchors=finds
+    )
     plain = Scanner(["error:", "$ ", "nvcc -"], {"nvcc -": 2}, ["$ "], after=0, engine=engine)
     got = []
     for scanner in (with_texts, plain):
@@ -308,6 +317,13 @@ def test_a_condition_that_ignores_case_leaves_the_others_their_lines(tmp_path):
     (tmp_path / "team.toml").write_text(UNANCHORED.replace("context = 'runner pinned", "context = '(?i)runner pinned"))
     rules = with_user_rules(bundled(), [tmp_path])
     assert rules.plan.conditions is None and rules.plan.condition_anchors
-    failed = ["$ git submodule update --init --recursive", "fatal: not a git repository (or any of the parent directories): .git"]
-    fetched = [failed[0], "Submodule path 'csrc/cutlass': checked out 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678'", failed[1]]
+    failed = [
+        "$ git submodule update --init --recursive",
+        "fatal: not a git repository (or any of the parent directories): .git",
+    ]
+    fetched = [
+        failed[0],
+        "Submodule path 'csrc/cutlass': checked out 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678'",
+        failed[1],
+    ]
     assert "git-submodule-without-repository" not in trace(_far(fetched), rules).fired

@@ -126,7 +126,7 @@ def test_empty_report_renders():
 def test_a_flooded_log_says_what_it_counted():
     from buildlog.report.schema import Repeat, Volume
 
-    top = Repeat(line=40, text="x.cu(3): error: identifier \"h\" is undefined", count=93000)
+    top = Repeat(line=40, text='x.cu(3): error: identifier "h" is undefined', count=93000)
     volume = Volume(candidates=100_000, analysed=6000, repeated=94000, top_repeats=[top])
     report = sample_report().model_copy(update={"volume": volume})
     note = (

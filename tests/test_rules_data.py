@@ -21,6 +21,8 @@ def cause_ids():
 
 def parse_rules(documents, _causes):
     return [rule for name, doc in documents for rule in rules_from_document(doc, name, KNOWLEDGE)]
+
+
 GOOD = {
     "id": "sample-rule", "cause": "disk_full", "title": "A sample rule", "anchors": ["No space left"],
     "pattern": "No space left on device", "examples": {"fire": ["OSError: [Errno 28] No space left on device"]},

@@ -216,7 +216,10 @@ def test_a_requested_spec_no_channel_has_is_no_conflict_even_where_the_tree_show
     ],
 )
 def test_the_classic_solver_s_older_and_python_forms_are_conflicts(report):
-    assert _top(f"$ conda install -c pytorch3d pytorch3d\nSolving environment: failed\n\n{report}\n") == "dependency_conflict"
+    assert (
+        _top(f"$ conda install -c pytorch3d pytorch3d\nSolving environment: failed\n\n{report}\n")
+        == "dependency_conflict"
+    )
 
 
 def test_libsolv_s_providers_line_from_dnf_is_no_conda_conflict():

@@ -27,13 +27,19 @@ def _build(line: str, command: str = "pip install --no-build-isolation .") -> st
 HEADER_LINES = [
     ("csrc/roi_align.cpp:2:10: fatal error: THC/THC.h: No such file or directory", "THC/THC.h"),
     ("src/cpu/dcn_v2_cpu.cpp:9:10: fatal error: TH/TH.h: No such file or directory", "TH/TH.h"),
-    ("ops/nms/nms_kernel.cu:3:10: fatal error: THC/THCDeviceUtils.cuh: No such file or directory", "THC/THCDeviceUtils.cuh"),
+    (
+        "ops/nms/nms_kernel.cu:3:10: fatal error: THC/THCDeviceUtils.cuh: No such file or directory",
+        "THC/THCDeviceUtils.cuh",
+    ),
     ("src/lltm.cpp:4:10: fatal error: THCUNN/THCUNN.h: No such file or directory", "THCUNN/THCUNN.h"),
     ("src/corr.cpp:1:10: fatal error: THC/THCAtomics.cuh: Datei oder Verzeichnis nicht gefunden", "THC/THCAtomics.cuh"),
     ("致命错误：THC/THC.h：没有那个文件或目录", "THC/THC.h"),
     ("csrc/nms.cpp:3:10: fatal error: 'THC/THC.h' file not found", "THC/THC.h"),
-    ("C:\\ops\\roi_pool_cuda.cpp(2): fatal error C1083: Cannot open include file: 'TH/TH.h': No such file or directory", "TH/TH.h"),
-    ("src/focal.cu(5): catastrophic error: cannot open source file \"THC/THCNumerics.cuh\"", "THC/THCNumerics.cuh"),
+    (
+        "C:\\ops\\roi_pool_cuda.cpp(2): fatal error C1083: Cannot open include file: 'TH/TH.h': No such file or directory",
+        "TH/TH.h",
+    ),
+    ('src/focal.cu(5): catastrophic error: cannot open source file "THC/THCNumerics.cuh"', "THC/THCNumerics.cuh"),
 ]
 
 
@@ -47,7 +53,7 @@ def test_a_removed_th_header_is_this_cause_and_its_fix_names_it(line, header):
 AT_CHECK_LINES = [
     "src/deform_conv_cuda.cpp:66:3: error: ‘AT_CHECK’ was not declared in this scope",
     "src/deform_conv_cuda.cpp:417:3: error: 'AT_CHECK' was not declared in this scope; did you mean 'DCHECK'?",
-    "src/iou3d_kernel.cu(12): error: identifier \"AT_CHECK\" is undefined",
+    'src/iou3d_kernel.cu(12): error: identifier "AT_CHECK" is undefined',
     "csrc/nms.cpp:9:5: error: use of undeclared identifier 'AT_CHECK'",
     "src\\deform_pool_cuda.cpp(40): error C3861: 'AT_CHECK': identifier not found",
     "src/pool.h:40:3: error: there are no arguments to ‘AT_CHECK’ that depend on a template parameter, so a declaration of ‘AT_CHECK’ must be available [-fpermissive]",
@@ -62,13 +68,13 @@ def test_at_check_undeclared_is_this_cause_with_torch_check_as_the_fix(line):
 
 
 THC_API_LINES = [
-    ("src/roi_align_kernel.cu(283): error: identifier \"THCudaCheck\" is undefined", "THCudaCheck"),
+    ('src/roi_align_kernel.cu(283): error: identifier "THCudaCheck" is undefined', "THCudaCheck"),
     ("src/nms.cpp:7:3: error: ‘THCudaCheck’ was not declared in this scope", "THCudaCheck"),
     ("src/dcn_v2_cuda.cu:12:8: error: ‘THCState’ does not name a type", "THCState"),
     ("src/nms.cpp:5:29: error: ‘class at::Context’ has no member named ‘getTHCState’", "getTHCState"),
-    ("src/nms_kernel.cu(60): error: class \"at::Context\" has no member \"getTHCState\"", "getTHCState"),
+    ('src/nms_kernel.cu(60): error: class "at::Context" has no member "getTHCState"', "getTHCState"),
     ("src/focal.cpp:4:24: error: ‘THCCeilDiv’ was not declared in this scope", "THCCeilDiv"),
-    ("src/group.cu(136): error: identifier \"THArgCheck\" is undefined", "THArgCheck"),
+    ('src/group.cu(136): error: identifier "THArgCheck" is undefined', "THArgCheck"),
     ("csrc\\nms.cpp(8): error C2065: 'THCudaMalloc': undeclared identifier", "THCudaMalloc"),
     ("csrc/nms.cpp:9:3: error: use of undeclared identifier 'THCudaFree'", "THCudaFree"),
     ("csrc/nms.cpp:5:3: error: unknown type name 'THCState'", "THCState"),
@@ -83,9 +89,8 @@ def test_a_removed_thc_function_or_type_is_this_cause(line, api):
 
 
 def test_the_fix_fills_the_torch_version_the_log_shows():
-    text = (
-        '$ python -c "import torch; print(torch.__version__)"\n2.4.1+cu121\n'
-        + _build("csrc/roi_align.cpp:2:10: fatal error: THC/THC.h: No such file or directory")
+    text = '$ python -c "import torch; print(torch.__version__)"\n2.4.1+cu121\n' + _build(
+        "csrc/roi_align.cpp:2:10: fatal error: THC/THC.h: No such file or directory"
     )
     root = _root(text)
     assert root is not None and root.id == "torch_api_removed"
@@ -103,7 +108,7 @@ NEAR_MISSES = [
     # names that merely begin like the removed ones
     "src/ops.cpp:7:3: error: ‘THREAD_COUNT’ was not declared in this scope",
     "csrc/nms.cpp:9:5: error: ‘AT_CHECKED’ was not declared in this scope",
-    "src/dcn_v2_cuda.cu(97): error: identifier \"state\" is undefined",
+    'src/dcn_v2_cuda.cu(97): error: identifier "state" is undefined',
     # the names in source echoes and include flags
     "    2 | #include <THC/THC.h>",
     "  147 |     THCudaCheck(cudaGetLastError());",
@@ -130,7 +135,7 @@ def test_a_th_header_missing_inside_a_build_of_torch_itself_is_not_this_cause():
 def test_the_lua_torch_is_not_this_cause():
     text = (
         "$ luarocks make rocks/cunn-scm-1.rockspec\n"
-        "/u/torch/extra/cunn/lib/THCUNN/ClassNLLCriterion.cu(126): error: identifier \"THCRealTensor_checkGPU\" is undefined\n"
+        '/u/torch/extra/cunn/lib/THCUNN/ClassNLLCriterion.cu(126): error: identifier "THCRealTensor_checkGPU" is undefined\n'
     )
     root = _root(text)
     assert root is None or root.rule not in OURS

@@ -77,7 +77,16 @@ ANCHORS = ["error:", "FAILED:", "\n+ ", "Deprecat", "No space left"]
 BUDGETS = {"/bin/nvcc ": 2, "-gencode": 3}
 
 
-def _lines(data: bytes, engine: str, size: int = 1 << 20, anchors=ANCHORS, budgets=None, resets=(), after: int = 2, repeats=10**9):
+def _lines(
+    data: bytes,
+    engine: str,
+    size: int = 1 << 20,
+    anchors=ANCHORS,
+    budgets=None,
+    resets=(),
+    after: int = 2,
+    repeats=10**9,
+):
     """Candidate numbers (and the summary) from one scan; `resets` are the command anchors."""
     scanner = Scanner(list(anchors) + list(budgets or {}), budgets, resets, after=after, engine=engine, repeats=repeats)
     summary = ScanSummary()
@@ -95,7 +104,9 @@ def test_engines_agree_with_each_other_on_the_corpus(engine):
     for path in _corpus_logs():
         data = path.read_bytes()
         expected, _ = _lines(data, "plain", anchors=plan.anchors, budgets=plan.budgets, resets=plan.resets, repeats=3)
-        got, _ = _lines(data, engine, size=997, anchors=plan.anchors, budgets=plan.budgets, resets=plan.resets, repeats=3)
+        got, _ = _lines(
+            data, engine, size=997, anchors=plan.anchors, budgets=plan.budgets, resets=plan.resets, repeats=3
+        )
         assert got == expected, path.name
 
 
@@ -161,7 +172,9 @@ def test_a_command_line_starts_the_repeats_afresh(engine):
 
 def test_distinct_messages_differ_in_words_not_in_numbers_or_paths():
     assert message_key(b"/tmp/a/x1.cu(12): error: foo") == message_key(b"/tmp/b/y2.cu(400): error: foo")
-    assert message_key(b"/tmp/a/x.cu(12): error: identifier \"foo\"") != message_key(b"/tmp/a/x.cu(12): error: identifier \"bar\"")
+    assert message_key(b'/tmp/a/x.cu(12): error: identifier "foo"') != message_key(
+        b'/tmp/a/x.cu(12): error: identifier "bar"'
+    )
 
 
 def test_a_message_is_masked_word_by_word_as_the_whole_line_would_be():
@@ -258,7 +271,9 @@ def test_a_clipped_line_keeps_no_half_token():
 def test_only_a_command_anchor_starts_afresh_not_its_neighbours_in_the_plan():
     """`pip wheel ` and `+ pip install` both contain the kept anchor `pip`; only the second is a command."""
     data = b"error: same\n+ pip install x\nerror: same\npip wheel y\nerror: same\n"
-    got, _ = _lines(data, "plain", anchors=["error:", "pip", "+ pip install", "pip wheel "], resets=["+ pip install"], repeats=1)
+    got, _ = _lines(
+        data, "plain", anchors=["error:", "pip", "+ pip install", "pip wheel "], resets=["+ pip install"], repeats=1
+    )
     assert got == [1, 2, 3, 4]  # the error after `pip wheel` repeats one already taken since the command
 
 

@@ -128,7 +128,7 @@ def test_the_interpreter_that_really_ran():
 
 
 UNDEFINED = (
-    "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+    'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
     "ImportError: /v/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: "
     "undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
 )
@@ -145,7 +145,9 @@ def test_an_import_after_a_build_is_a_check_not_an_attempt():
 
 
 def test_version_and_test_runs_are_checks_too():
-    r = report(f"$ pip install --no-build-isolation flash-attn\n{SUCCESS}$ python -m flash_attn --version\n2.8.3\n$ pytest -q\n")
+    r = report(
+        f"$ pip install --no-build-isolation flash-attn\n{SUCCESS}$ python -m flash_attn --version\n2.8.3\n$ pytest -q\n"
+    )
     assert len(r.attempts) == 1 and [c.command for c in r.attempts[0].checks] == [
         "python -m flash_attn --version",
         "pytest -q",
@@ -183,7 +185,10 @@ def test_the_first_attempt_past_the_failing_stage_resolves_even_if_it_fails_late
     )
     by_cause = {i.cause: i for i in r.incidents}
     mismatch = by_cause["cuda_version_mismatch"].resolved_by
-    assert mismatch.attempt == 2 and mismatch.change == "pointed CUDA_HOME at /usr/local/cuda-12.8 (was /usr/local/cuda-13.1)"
+    assert (
+        mismatch.attempt == 2
+        and mismatch.change == "pointed CUDA_HOME at /usr/local/cuda-12.8 (was /usr/local/cuda-13.1)"
+    )
     assert by_cause["unsupported_arch"].resolved_by.attempt == 3
 
 

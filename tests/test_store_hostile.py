@@ -200,7 +200,9 @@ def test_a_plain_log_too_big_to_hold_is_analysed_as_a_stream_and_kept_as_an_exce
     monkeypatch.setattr(intake, "MAX_LOG_BYTES", 1024 * 1024)
     noise = "".join(f"[{i}/9000] c++ -O2 -c src/file_{i}.cpp -o build/file_{i}.o\n" for i in range(60_000))
     log = tmp_path / "big.log"
-    log.write_text("$ pip install ext --no-build-isolation\n" + noise + "ModuleNotFoundError: No module named 'psutil'\n" + noise)
+    log.write_text(
+        "$ pip install ext --no-build-isolation\n" + noise + "ModuleNotFoundError: No module named 'psutil'\n" + noise
+    )
     assert log.stat().st_size > 4 * 1024 * 1024
     knowledge = bundled()
     name, entry = intake.entry_from_file(str(log), knowledge)

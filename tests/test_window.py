@@ -33,7 +33,9 @@ class Recording:
 
 def test_the_old_signature_still_works() -> None:
     hits = search(SYMBOL, Event("text", 7, LINE), False)
-    assert [h.groups for h in hits] == [{"library": "/venv/lib/flash_attn_2_cuda.so", "symbol": "_ZN3c104cuda9SetDeviceEi"}]
+    assert [h.groups for h in hits] == [
+        {"library": "/venv/lib/flash_attn_2_cuda.so", "symbol": "_ZN3c104cuda9SetDeviceEi"}
+    ]
     assert hits[0].lines == (7,) and hits[0].texts == (LINE,)
     assert search(SYMBOL, Event("text", 7, LINE), False, True) == hits
     assert search(SYMBOL, Event("text", 7, "no symbol here"), False) == []
@@ -41,7 +43,12 @@ def test_the_old_signature_still_works() -> None:
 
 def test_a_multiline_pattern_reads_on_and_reports_the_lines_it_covered() -> None:
     regex = re.compile(r"compile\s+PyTorch \((?P<cuda>\d+\.\d+)\)")
-    event = Event("text", 10, "mismatches the version that was used to compile", context=After.of(("  PyTorch (12.8). Please", "x")))
+    event = Event(
+        "text",
+        10,
+        "mismatches the version that was used to compile",
+        context=After.of(("  PyTorch (12.8). Please", "x")),
+    )
     [hit] = search(regex, event, True)
     assert hit.groups == {"cuda": "12.8"} and hit.lines == (10, 11) and hit.group_lines == {"cuda": 11}
 
@@ -90,7 +97,9 @@ def test_no_anchor_in_a_long_line_means_its_start_and_its_end() -> None:
 
 def test_all_matches_in_several_windows_are_each_found_once() -> None:
     flag = "-gencode arch=compute_80,code=sm_80"
-    text = f"nvcc {flag} " + "x" * 9_000 + f" {flag.replace('80', '90')} " + "x" * 9_000 + f" {flag.replace('80', '120')}"
+    text = (
+        f"nvcc {flag} " + "x" * 9_000 + f" {flag.replace('80', '90')} " + "x" * 9_000 + f" {flag.replace('80', '120')}"
+    )
     regex = re.compile(r"-gencode[= ]arch=compute_\d+,code=(?P<gencode>sm_\d+)")
     hits = search(regex, Event("text", 1, text), False, all_matches=True, anchors=["-gencode"])
     assert [h.groups["gencode"] for h in hits] == ["sm_80", "sm_90", "sm_120"]
@@ -103,7 +112,9 @@ def test_all_matches_in_several_windows_are_each_found_once() -> None:
 def test_a_long_first_line_still_continues_into_the_next_one() -> None:
     regex = re.compile(r"No solution found when resolving dependencies:\n\s*(?:╰─▶\s*)?(?P<why>Because [^\n]+)")
     first = "x" * 10_000 + " × No solution found when resolving dependencies:"
-    event = Event("text", 5, first, context=After.of(("  ╰─▶ Because there is no version of flash-attn==9.9.9" + "z" * 10_000,)))
+    event = Event(
+        "text", 5, first, context=After.of(("  ╰─▶ Because there is no version of flash-attn==9.9.9" + "z" * 10_000,))
+    )
     [hit] = search(regex, event, True, anchors=["No solution found when resolving"])
     assert hit.lines == (5, 6) and hit.groups["why"].startswith("Because there is no version")
     assert len(hit.groups["why"]) < LIMIT  # the line after was cut

@@ -141,7 +141,10 @@ def _holdout(cases: list, measured: list, fmt: str) -> None:
         if lower:
             click.echo(f"  fold {fold}, causes answered lower: " + ", ".join(f"{c} {t:.2f}" for c, t in lower.items()))
     for case, expected, got, engine in result.misses:
-        click.echo(f"MISS {case}: expected {expected}, got {got}" + (f" (by the {'classifier' if engine == 'model' else engine})" if engine else ""))
+        click.echo(
+            f"MISS {case}: expected {expected}, got {got}"
+            + (f" (by the {'classifier' if engine == 'model' else engine})" if engine else "")
+        )
 
 
 @main.command()

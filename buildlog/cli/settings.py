@@ -61,7 +61,9 @@ def read_settings(env: Mapping[str, str], cwd: Path) -> Settings:
     """The settings from the environment and the nearest config file."""
     engine = env.get("BUILDLOG_SCAN_ENGINE", "auto").strip().lower() or "auto"
     if engine not in ENGINES:
-        raise BuildlogError(f"$BUILDLOG_SCAN_ENGINE={env['BUILDLOG_SCAN_ENGINE']!r}: expected one of {', '.join(ENGINES)}")
+        raise BuildlogError(
+            f"$BUILDLOG_SCAN_ENGINE={env['BUILDLOG_SCAN_ENGINE']!r}: expected one of {', '.join(ENGINES)}"
+        )
     config_path, config = find_config(cwd)
     rules = [Path(p) for p in env.get("BUILDLOG_RULES", "").split(os.pathsep) if p.strip()]
     if config_path is not None:
@@ -117,7 +119,9 @@ def _config_table(path: Path) -> dict[str, Any] | None:
         return None
     unknown = sorted(set(table) - CONFIG_KEYS)
     if unknown:
-        raise BuildlogError(f"{path}: unknown buildlog setting {', '.join(unknown)} (settings: {', '.join(sorted(CONFIG_KEYS))})")
+        raise BuildlogError(
+            f"{path}: unknown buildlog setting {', '.join(unknown)} (settings: {', '.join(sorted(CONFIG_KEYS))})"
+        )
     for key in ("rules", "disable"):
         if key in table and not (isinstance(table[key], list) and all(isinstance(v, str) for v in table[key])):
             raise BuildlogError(f"{path}: {key} must be a list of strings")

@@ -258,8 +258,12 @@ def run_checks(facts: Facts, span: Span | None, diagnosed: set[str], k: Knowledg
             continue
         risks.append(
             Risk(
-                id=check_id, title=text.title, facts=found.shown, consequence=fill(text.consequence, found.values),
-                fix=fill(text.fix, {**found.values, **platform}), severity=found.values.get("severity", text.severity),
+                id=check_id,
+                title=text.title,
+                facts=found.shown,
+                consequence=fill(text.consequence, found.values),
+                fix=fill(text.fix, {**found.values, **platform}),
+                severity=found.values.get("severity", text.severity),
                 lines=sorted(set(found.lines)),
             )  # fmt: skip
         )

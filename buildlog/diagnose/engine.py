@@ -41,6 +41,7 @@ class Finding:
 
 FactsFor = Callable[[int], Facts]
 
+
 def _fact_text(facts: Facts, name: str) -> str:
     value = getattr(facts, name, None)
     if isinstance(value, list):

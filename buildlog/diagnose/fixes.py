@@ -84,7 +84,9 @@ def _advice(values: Mapping[str, str], facts: Facts, compat: Compat) -> dict[str
     release = compat.cuda_release(values.get("nvcc", "")) if values.get("nvcc") else None
     if release and release.gcc_max:
         out["gcc_max"] = release.gcc_max
-    if re.fullmatch(r"\d{4,6}", values.get("found_driver", "")):  # torch prints the driver's CUDA API version: 11040 is 11.4
+    if re.fullmatch(
+        r"\d{4,6}", values.get("found_driver", "")
+    ):  # torch prints the driver's CUDA API version: 11040 is 11.4
         api = int(values["found_driver"])
         out["found_driver_cuda"] = f"{api // 1000}.{api % 1000 // 10}"
     out.update(_jax_component_advice(values))
@@ -96,9 +98,15 @@ def _advice(values: Mapping[str, str], facts: Facts, compat: Compat) -> dict[str
 
 # The pip wheel that carries each CUDA component jax checks (for a CUDA 12 jaxlib).
 _JAX_WHEELS = {
-    "CUDA": "nvidia-cuda-runtime-cu12", "cuDNN": "nvidia-cudnn-cu12", "cuBLAS": "nvidia-cublas-cu12",
-    "cuFFT": "nvidia-cufft-cu12", "cuSOLVER": "nvidia-cusolver-cu12", "cuSPARSE": "nvidia-cusparse-cu12",
-    "cuPTI": "nvidia-cuda-cupti-cu12", "CUPTI": "nvidia-cuda-cupti-cu12", "NCCL": "nvidia-nccl-cu12",
+    "CUDA": "nvidia-cuda-runtime-cu12",
+    "cuDNN": "nvidia-cudnn-cu12",
+    "cuBLAS": "nvidia-cublas-cu12",
+    "cuFFT": "nvidia-cufft-cu12",
+    "cuSOLVER": "nvidia-cusolver-cu12",
+    "cuSPARSE": "nvidia-cusparse-cu12",
+    "cuPTI": "nvidia-cuda-cupti-cu12",
+    "CUPTI": "nvidia-cuda-cupti-cu12",
+    "NCCL": "nvidia-nccl-cu12",
     "nvJitLink": "nvidia-nvjitlink-cu12",
 }
 
@@ -108,7 +116,9 @@ def _jax_version(component: str, number: int) -> str:
     8.6.0 (cuDNN 9's 90300 9.3.0), cuBLAS's 120205 12.2.5, cuSOLVER's 11405 11.4.5."""
     if component == "CUDA":
         return f"{number // 1000}.{number % 1000 // 10}"
-    major, rest = divmod(number, 10000 if number >= 100000 or (number >= 10000 and component in ("cuDNN", "NCCL")) else 1000)
+    major, rest = divmod(
+        number, 10000 if number >= 100000 or (number >= 10000 and component in ("cuDNN", "NCCL")) else 1000
+    )
     return f"{major}.{rest // 100}.{rest % 100}"
 
 
@@ -120,7 +130,11 @@ def _jax_component_advice(values: Mapping[str, str]) -> dict[str, str]:
         out["jax_component"] = component
         if component in _JAX_WHEELS:
             out["jax_wheel"] = _JAX_WHEELS[component]
-    for name, keys in (("found", ("jax_found", "jax_found_o")), ("built", ("jax_built", "jax_built_o")), ("minimum", ("jax_minimum",))):
+    for name, keys in (
+        ("found", ("jax_found", "jax_found_o")),
+        ("built", ("jax_built", "jax_built_o")),
+        ("minimum", ("jax_minimum",)),
+    ):
         number = next((values[k] for k in keys if values.get(k)), "")
         if re.fullmatch(r"\d{4,6}", number):
             out[f"jax_{name}_v"] = _jax_version(component, int(number))

@@ -50,7 +50,9 @@ def build_incidents(
     for n, (cause, occs) in enumerate(by_cause.items(), start=1):
         attempts = sorted({o.attempt for o in occs})
         last = max(occs, key=lambda o: o.attempt)
-        resolution = _resolution(cause, last, spans, spans_by_number, outcomes, attempts, causes_in, bearings, facts_for)
+        resolution = _resolution(
+            cause, last, spans, spans_by_number, outcomes, attempts, causes_in, bearings, facts_for
+        )
         incidents.append(Incident(id=f"I{n}", cause=cause, attempts=attempts, resolved_by=resolution))
     return incidents
 
@@ -71,7 +73,9 @@ def _resolution(
         if span.number <= last.attempt or span.number in attempts or not _same_target(failing, span):
             continue
         later = causes_in.get(span.number, set())
-        got_past = RANK[span.stage] > RANK[last.stage] or any(c in bearings and cause in bearings[c].proves_past for c in later)
+        got_past = RANK[span.stage] > RANK[last.stage] or any(
+            c in bearings and cause in bearings[c].proves_past for c in later
+        )
         if outcomes.get(span.number) == "success" or got_past:
             return _describe(cause, failing, span, spans, outcomes, bearings, facts_for)
     return None

@@ -24,7 +24,9 @@ _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")  # innermost first: fille
 _KEPT = re.compile("\x00(\\d+)\x00")
 WINDOWS = "windows"
 _EXPORT = re.compile(r"^(\s*\$ )export (.+)$")
-_ASSIGN = re.compile(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S.*?)(?=\s+[A-Z_][A-Z0-9_]*=|\s*$)")  # a value from the log may hold spaces
+_ASSIGN = re.compile(
+    r"(\w+)=(\"[^\"]*\"|'[^']*'|\S.*?)(?=\s+[A-Z_][A-Z0-9_]*=|\s*$)"
+)  # a value from the log may hold spaces
 _TOOLKIT = re.compile(r"/usr/local/cuda-(\d+\.\d+)")
 _TORCH_CUDA = '$(python -c "import torch; print(torch.version.cuda)")'
 _WIN_TOOLKITS = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA"  # where the CUDA installer puts each release
@@ -72,7 +74,10 @@ def _from_cmd(text: str) -> str:
     if first is None or not any(line.lstrip().startswith("$ ") and _POWERSHELL_ONLY.search(line) for line in lines):
         return text
     indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
-    start = [f"{indent}(these commands are PowerShell's: start it from the Command Prompt first)", f"{indent}$ powershell"]
+    start = [
+        f"{indent}(these commands are PowerShell's: start it from the Command Prompt first)",
+        f"{indent}$ powershell",
+    ]
     return "\n".join(lines[:first] + start + lines[first:])
 
 
@@ -116,7 +121,9 @@ def for_windows(text: str) -> str:
         for bash, ps in _WIN_PATHS:
             line = bash.sub(ps, line)
         for bash, ps in _PS_FORMS:  # before `export` is read: its value may hold one of these substitutions
-            line = bash.sub(ps if re.search(r"\\[1-9]", ps) else lambda _m, ps=ps: ps, line)  # literal unless it names a group
+            line = bash.sub(
+                ps if re.search(r"\\[1-9]", ps) else lambda _m, ps=ps: ps, line
+            )  # literal unless it names a group
         m = _EXPORT.match(line)
         if m:
             body = m.group(2)
@@ -140,14 +147,19 @@ _GET_TOOLKITS = f"Get-ChildItem '{_WIN_TOOLKITS}'".replace("\\", "\\\\")  # as a
 _WIN_PATHS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(bash), ps)
     for bash, ps in (
-        (r"ls -d /usr/local/cuda-\* \| sort -V \| tail -1",
-         _GET_TOOLKITS + " | Sort-Object { [version]$_.Name.TrimStart('v') } | Select-Object -Last 1 -ExpandProperty FullName"),
+        (
+            r"ls -d /usr/local/cuda-\* \| sort -V \| tail -1",
+            _GET_TOOLKITS
+            + " | Sort-Object { [version]$_.Name.TrimStart('v') } | Select-Object -Last 1 -ExpandProperty FullName",
+        ),
         (r"^(\s*\$ )ls -d /usr/local/cuda\*/bin/nvcc$", r"\1" + _GET_TOOLKITS[:-1] + r"\\*\\bin\\nvcc.exe'"),
         (r"^(\s*\$ )ls (?:-d )?/usr/local/(?:cuda[-*]*|\s*\| grep cuda)$", r"\1" + _GET_TOOLKITS),
         (r"^(\s*\$ )ls /usr/bin/gcc\S* /usr/bin/g\+\+\S*$", r"\1where.exe cl"),
         (r"^(\s*\$ )ls /usr/bin/python3\S*.*$", r"\1py -0p"),  # the py launcher lists every Python installed
-        (r'^(\s*\$ )find / -name "lib(\w+)\.so\*".*$',
-         r"\1" + _GET_TOOLKITS + r" -Recurse -Filter '\2*.lib' | Select-Object -First 10"),
+        (
+            r'^(\s*\$ )find / -name "lib(\w+)\.so\*".*$',
+            r"\1" + _GET_TOOLKITS + r" -Recurse -Filter '\2*.lib' | Select-Object -First 10",
+        ),
         (r"^(\s*\$ )rm -rf (\S+)$", r"\1Remove-Item -Recurse -Force \2 -ErrorAction SilentlyContinue"),
         (r"^(\s*\$ )python3 ", r"\1python "),  # Windows' Python is python.exe (py.exe the launcher)
         (r"^(\s*\$ )where (?=\w)", r"\1where.exe "),  # PowerShell's `where` is Where-Object
@@ -204,7 +216,10 @@ def _closing(text: str, opening: int) -> int:
 _PS_FORMS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(bash), ps)
     for bash, ps in (
-        (r"\$\(nvcc --version \| sed -n 's/\.\*release [^']*'\)", "$((nvcc --version | Select-String 'release (\\d+)\\.(\\d+)').Matches[0].Groups[1,2].Value -join '')"),
+        (
+            r"\$\(nvcc --version \| sed -n 's/\.\*release [^']*'\)",
+            "$((nvcc --version | Select-String 'release (\\d+)\\.(\\d+)').Matches[0].Groups[1,2].Value -join '')",
+        ),
         (r"\| sort -u \| paste -sd';' -\)", "| Sort-Object -Unique) -join ';')"),
         (r'"\$\(nvidia-smi ', '"$((nvidia-smi '),
         (r"^(\s*\$ )df -h\b.*$", r"\1Get-PSDrive -PSProvider FileSystem"),

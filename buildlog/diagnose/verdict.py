@@ -204,9 +204,9 @@ def _root_causes(
                 id=incident.cause,
                 title=titles[incident.cause],
                 confidence=max(f.rule.confidence for f in mine),
-                evidence=_evidence(own + sorted(
-                    (f for f in mine if f.attempt != latest), key=lambda f: (-f.rule.priority, f.line)
-                )),  # fmt: skip
+                evidence=_evidence(
+                    own + sorted((f for f in mine if f.attempt != latest), key=lambda f: (-f.rule.priority, f.line))
+                ),  # fmt: skip
                 fix=fill(best.rule.fix, values),
                 rule=best.rule.id,
                 attempts=incident.attempts,

@@ -62,9 +62,7 @@ def bundled() -> Knowledge:
             f"buildlog's knowledge artefact cannot be read ({exc}); rebuild it: buildlog rebuild"
         ) from None
     if data.get("format") != FORMAT:
-        raise BuildlogError(
-            "buildlog's knowledge artefact is of another format; rebuild it: buildlog rebuild"
-        )
+        raise BuildlogError("buildlog's knowledge artefact is of another format; rebuild it: buildlog rebuild")
     return knowledge_from(data)
 
 

@@ -77,7 +77,10 @@ class Knowledge:
                     unlimited.add(word)
         kept = {w: n for w, n in budgets.items() if w not in unlimited}
         return AnchorPlan(
-            tuple(sorted(words)), kept, frozenset(self.command_anchors), condition_texts(self.rules),
+            tuple(sorted(words)),
+            kept,
+            frozenset(self.command_anchors),
+            condition_texts(self.rules),
             condition_anchors(self.rules),
         )
 
@@ -202,17 +205,32 @@ def knowledge_from(data: Mapping[str, Any]) -> Knowledge:
     compat = data["compat"]
     bounds = {b["cuda"]: b.get("torch_gcc_max") for b in compat["bounds"]}
     return Knowledge(
-        causes={c["id"]: Cause(c["id"], c["title"], c.get("summary", ""), c.get("classifier_needs", "")) for c in data["causes"]},
+        causes={
+            c["id"]: Cause(c["id"], c["title"], c.get("summary", ""), c.get("classifier_needs", ""))
+            for c in data["causes"]
+        },
         rules=tuple(rule_from(r) for r in data["rules"]),
         facts=tuple(
-            FactPattern(f["id"], tuple(f["anchors"]), f["pattern"], f.get("multiline", False),
-                        f.get("all_matches", False), f.get("budget", 0), f.get("change", False),
-                        f.get("says", ""), f.get("role", "stated"))
+            FactPattern(
+                f["id"],
+                tuple(f["anchors"]),
+                f["pattern"],
+                f.get("multiline", False),
+                f.get("all_matches", False),
+                f.get("budget", 0),
+                f.get("change", False),
+                f.get("says", ""),
+                f.get("role", "stated"),
+            )
             for f in data["facts"]
         ),  # fmt: skip
-        stages=tuple(StageMarker(s["stage"], tuple(s["anchors"]), s["pattern"], s.get("budget", 0)) for s in data["stages"]),
+        stages=tuple(
+            StageMarker(s["stage"], tuple(s["anchors"]), s["pattern"], s.get("budget", 0)) for s in data["stages"]
+        ),
         hints=tuple(Hint(h["when"], h["text"], h.get("missing", "")) for h in data["hints"]),
-        bearings={b["cause"]: Bearing(tuple(b["changes"]), frozenset(b.get("proves_past", ()))) for b in data["resolution"]},
+        bearings={
+            b["cause"]: Bearing(tuple(b["changes"]), frozenset(b.get("proves_past", ()))) for b in data["resolution"]
+        },
         checks={
             c["id"]: CheckText(c["id"], c["title"], c["severity"], c["consequence"], c["fix"], c.get("covers", ""))
             for c in data["checks"]
@@ -221,8 +239,14 @@ def knowledge_from(data: Mapping[str, Any]) -> Knowledge:
         compat=Compat(
             gpus=tuple(Gpu(g["name"], tuple(m.lower() for m in g.get("match", ())), g["cc"]) for g in compat["gpus"]),
             cuda={
-                c["version"]: CudaRelease(c["version"], c["sm_min"], c["sm_max"], c.get("gcc_max"),
-                                          c.get("driver_min_linux"), bounds.get(c["version"]))
+                c["version"]: CudaRelease(
+                    c["version"],
+                    c["sm_min"],
+                    c["sm_max"],
+                    c.get("gcc_max"),
+                    c.get("driver_min_linux"),
+                    bounds.get(c["version"]),
+                )
                 for c in compat["cuda"]
             },  # fmt: skip
             torch={t["version"]: TorchRelease(t["version"], tuple(t["cuda"])) for t in compat["torch"]},

@@ -108,8 +108,10 @@ def load_sources(texts: Mapping[str, str]) -> dict[str, Any]:
         "checks": valid["checks.toml"]["check"],
         "jobs": valid["checks.toml"]["jobs"],
         "compat": {
-            "gpus": valid["compat/gpus.toml"]["gpu"], "cuda": valid["compat/cuda.toml"]["cuda"],
-            "torch": valid["compat/torch.toml"]["torch"], "drivers": valid["compat/drivers.toml"]["driver"],
+            "gpus": valid["compat/gpus.toml"]["gpu"],
+            "cuda": valid["compat/cuda.toml"]["cuda"],
+            "torch": valid["compat/torch.toml"]["torch"],
+            "drivers": valid["compat/drivers.toml"]["driver"],
             "bounds": valid["compat/torch_cpp_extension.toml"]["bound"],
         },  # fmt: skip
         "grammar_anchors": list(lines["command"]) + list(lines["structure"]),
@@ -154,7 +156,9 @@ def check_rules(rules: Iterable[dict[str, Any]], origin: str, cause_ids: set[str
         groups = set(re.compile(raw["pattern"]).groupindex)
         bad = [n for n in _template_names(raw["fix"]) if not _known_value(n, groups)]
         if bad:
-            raise BuildlogError(f"{where}: field fix: unknown template values {bad} (named groups, facts or {sorted(DERIVED_VALUES)[:4]}...)")
+            raise BuildlogError(
+                f"{where}: field fix: unknown template values {bad} (named groups, facts or {sorted(DERIVED_VALUES)[:4]}...)"
+            )
         problems = example_problems(rule_from(raw))
         if problems:
             raise BuildlogError(f"{where}: field examples: " + "; ".join(problems))
@@ -166,7 +170,11 @@ def _compact(raw: dict[str, Any]) -> dict[str, Any]:
     """Drop fields at their defaults, so the artefact stays small and readable."""
     from buildlog.knowledge.schema import RuleSpec
 
-    defaults = {name: f.get_default(call_default_factory=True) for name, f in RuleSpec.model_fields.items() if not f.is_required()}
+    defaults = {
+        name: f.get_default(call_default_factory=True)
+        for name, f in RuleSpec.model_fields.items()
+        if not f.is_required()
+    }
     return {k: v for k, v in raw.items() if k not in defaults or v != defaults[k]}
 
 

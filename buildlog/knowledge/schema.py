@@ -68,7 +68,10 @@ class RuleSpec(Strict):
     facts: dict[str, str] = Field(default_factory=dict, description="fact name -> regex its value must match")
     show_facts: list[str] = Field(default_factory=list, description="facts whose lines join the evidence")
     overrides: list[str] = Field(default_factory=list, description="cause ids this rule replaces in its attempt")
-    fix: str = Field("", description="the fix: {name} is filled from named groups and facts; lines starting '$ ' are commands (bash: printed in PowerShell for a Windows log); a line starting '[windows] ' is kept only for a Windows log, '[linux] ' only for any other")
+    fix: str = Field(
+        "",
+        description="the fix: {name} is filled from named groups and facts; lines starting '$ ' are commands (bash: printed in PowerShell for a Windows log); a line starting '[windows] ' is kept only for a Windows log, '[linux] ' only for any other",
+    )
     references: list[str] = Field(default_factory=list, description="where the message comes from")
     written_from: list[str] = Field(
         default_factory=list,
@@ -95,7 +98,9 @@ class RuleSpec(Strict):
     def _anchors(cls, value: list[str]) -> list[str]:
         for anchor in value:
             if not anchor.strip("\n") or "\n" in anchor.lstrip("\n") or anchor.startswith("\n\n"):
-                raise ValueError(f"an anchor is literal text on one line (a leading \\n means a line start): {anchor!r}")
+                raise ValueError(
+                    f"an anchor is literal text on one line (a leading \\n means a line start): {anchor!r}"
+                )
         return value
 
     @model_validator(mode="after")

@@ -197,7 +197,12 @@ def _hits_in(
                 if value is not None
             }
             hits.append(
-                Hit(_groups(match), tuple(event.line + i for i in covered), tuple(lines[i] for i in covered), group_lines)
+                Hit(
+                    _groups(match),
+                    tuple(event.line + i for i in covered),
+                    tuple(lines[i] for i in covered),
+                    group_lines,
+                )
             )
             if not all_matches:
                 return hits

@@ -177,7 +177,10 @@ def seen_before_groups(report: Report) -> list[tuple[str, list[Similar]]]:
     """Past failures, one group per distinct fix: the user's or team's own store first, then the
     bundled examples. Returns (heading, items) where each item stands for every case with its fix."""
     groups: list[tuple[str, list[Similar]]] = []
-    for origin, heading in (("store", "Seen before: your own past failures"), ("corpus", "Seen before: bundled examples")):
+    for origin, heading in (
+        ("store", "Seen before: your own past failures"),
+        ("corpus", "Seen before: bundled examples"),
+    ):
         by_fix: dict[str, list[Similar]] = {}
         for s in report.similar:
             if s.origin == origin:
@@ -189,4 +192,6 @@ def seen_before_groups(report: Report) -> list[tuple[str, list[Similar]]]:
 
 def seen_before_count(report: Report, similar: Similar) -> int:
     """How many past failures of this origin share this one's fix."""
-    return sum(1 for s in report.similar if s.origin == similar.origin and (s.fix or s.key) == (similar.fix or similar.key))
+    return sum(
+        1 for s in report.similar if s.origin == similar.origin and (s.fix or s.key) == (similar.fix or similar.key)
+    )

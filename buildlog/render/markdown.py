@@ -34,7 +34,11 @@ def render_markdown(report: Report) -> str:
     if solved:
         out += ["", "### Solved on the way", ""]
         for cause, proof, fixed in solved:
-            out.append(f"- ✓ `{cause.id}` {cause.title}" + (f" — `{table_cell(proof)}`" if proof else "") + f" — fixed in {fixed}")
+            out.append(
+                f"- ✓ `{cause.id}` {cause.title}"
+                + (f" — `{table_cell(proof)}`" if proof else "")
+                + f" — fixed in {fixed}"
+            )
     for n, cause in enumerate(full_causes(report), start=1):
         out += _cause(n, cause, resolved_note(cause.id, report))
     if report.relevant and not any(c.id == "unknown" for c in report.root_causes):

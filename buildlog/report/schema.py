@@ -323,7 +323,9 @@ class Repeat(Frozen):
 class Volume(Frozen):
     """How much of the log was looked at: every selected line is analysed or counted, none dropped."""
 
-    candidates: int = Field(0, description="lines the scan selected (they hold an anchor of some rule, fact or grammar)")
+    candidates: int = Field(
+        0, description="lines the scan selected (they hold an anchor of some rule, fact or grammar)"
+    )
     analysed: int = Field(0, description="of which parsed and judged")
     repeated: int = Field(
         0, description="of which counted as repeats of a message already analysed since the last command"

@@ -99,7 +99,9 @@ class HyperscanEngine:
 
     name = "hyperscan"
 
-    def __init__(self, anchors: Sequence[Anchor], volatile: frozenset[int] = frozenset(), cache: Path | None = None) -> None:
+    def __init__(
+        self, anchors: Sequence[Anchor], volatile: frozenset[int] = frozenset(), cache: Path | None = None
+    ) -> None:
         import hyperscan
 
         self._hs = hyperscan

@@ -157,7 +157,9 @@ def message_key(raw: bytes, around: Iterable[int] = ()) -> bytes:
     return b" ".join(map(_MASKED.__getitem__, raw.translate(_ONES).split()))
 
 
-def essential_anchors(anchors: Iterable[bytes], budgets: Mapping[bytes, int]) -> tuple[list[bytes], dict[bytes, list[bytes]]]:
+def essential_anchors(
+    anchors: Iterable[bytes], budgets: Mapping[bytes, int]
+) -> tuple[list[bytes], dict[bytes, list[bytes]]]:
     """Drop anchors that contain an unbudgeted anchor: such lines are selected by that one anyway.
 
     Returns the anchors kept and, for each, the dropped ones that contain it: those are present on
@@ -245,7 +247,9 @@ class Scanner:
         self._resets = frozenset(i for i, name in enumerate(self._names) if name in reset_names)
         # command anchors that contain a kept anchor: looked for on a line only when that one is there
         self._reset_implied = {
-            i: texts for i, pairs in enumerate(self._implied) if (texts := [t for t, name in pairs if name in reset_names])
+            i: texts
+            for i, pairs in enumerate(self._implied)
+            if (texts := [t for t, name in pairs if name in reset_names])
         }
         self._maybe_command = self._resets | self._reset_implied.keys()
         self._alone = [frozenset((i,)) for i in range(len(kept))]  # the anchors of a line with one
