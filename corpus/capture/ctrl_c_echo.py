@@ -19,29 +19,12 @@ import argparse
 import os
 import pty
 import re
-import select
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-
-def read_until(fd: int, marker: bytes, timeout: float, buf: bytearray) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if not ready:
-            continue
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            return False
-        if not chunk:
-            return False
-        buf += chunk
-        if buf.rstrip(b" ").endswith(marker.rstrip(b" ")):
-            return True
-    return False
+from pty_session import read_until  # this folder's pty reader (the script's folder is on sys.path)
 
 
 def session(out: Path, cwd: Path, ps1: str, commands: list[str], timeout: float = 300) -> str:
