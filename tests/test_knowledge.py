@@ -111,6 +111,10 @@ def test_cross_references_are_load_errors():
     broken[name] = texts[name].replace('fix = """', 'fix = """{no_such_value} ', 1)
     with pytest.raises(BuildlogError, match="unknown template values"):
         load_sources(broken)
+    broken = dict(texts)
+    broken["causes.toml"] = texts["causes.toml"].replace('fix_rule = "cuda-header-missing"', 'fix_rule = "disk-full"')
+    with pytest.raises(BuildlogError, match="cause cuda_toolkit_incomplete: field fix_rule: no rule of this cause"):
+        load_sources(broken)
 
 
 RULE = """

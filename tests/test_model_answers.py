@@ -46,6 +46,17 @@ def test_a_cause_whose_rules_are_all_switched_off_keeps_its_fix():
     assert k.fix_for("no_such_cause") is None
 
 
+def test_a_classifier_answer_gets_the_fix_its_cause_names_not_one_packages_own():
+    k = bundled()
+    cause = k.causes["cuda_toolkit_incomplete"]
+    assert cause.fix_rule and k.rule_by_id[cause.fix_rule].cause == cause.id
+    ours = [r for r in k.rules if r.cause == cause.id]
+    assert max(ours, key=lambda r: r.priority).id != cause.fix_rule  # a package's own rule ranks higher
+    assert k.fix_for(cause.id) == k.rule_by_id[cause.fix_rule].fix
+    off = k.with_rules((), [cause.fix_rule])
+    assert off.fix_for(cause.id) == k.rule_by_id[cause.fix_rule].fix  # switched off, the fix stays
+
+
 def test_a_confident_classifier_answers_where_no_failure_line_was_found(monkeypatch):
     monkeypatch.setattr(verdict, "_classify", lambda data, span: None)  # a classifier that abstains
     plain = analyse_text(CUT_OFF).report

@@ -85,13 +85,16 @@ class Knowledge:
         )
 
     def fix_for(self, cause: str) -> str | None:
-        """The fix of a cause: its rules' own (the highest priority), or where every rule of it is
-        switched off, the bundled one (detection is the rules' part; a fix belongs to the cause);
-        None for a cause no rule knows."""
+        """The fix of a cause: its `fix_rule`'s, else its rules' own (the highest priority), or where
+        every rule of it is switched off, the bundled one (detection is the rules' part; a fix
+        belongs to the cause); None for a cause no rule knows."""
+        named = self.causes[cause].fix_rule if cause in self.causes else ""
+        raw = [r for r in self.data["rules"] if r.get("cause", "") == cause]
+        if named:
+            return next(r.get("fix", "") for r in raw if r["id"] == named)
         rules = [r for r in self.rules if r.cause == cause]
         if rules:
             return max(rules, key=lambda r: r.priority).fix
-        raw = [r for r in self.data["rules"] if r.get("cause", "") == cause]
         return max(raw, key=lambda r: r.get("priority", 50)).get("fix", "") if raw else None
 
     @cached_property
@@ -206,7 +209,7 @@ def knowledge_from(data: Mapping[str, Any]) -> Knowledge:
     bounds = {b["cuda"]: b.get("torch_gcc_max") for b in compat["bounds"]}
     return Knowledge(
         causes={
-            c["id"]: Cause(c["id"], c["title"], c.get("summary", ""), c.get("classifier_needs", ""))
+            c["id"]: Cause(c["id"], c["title"], c.get("summary", ""), c.get("classifier_needs", ""), c.get("fix_rule", ""))
             for c in data["causes"]
         },
         rules=tuple(rule_from(r) for r in data["rules"]),

@@ -214,6 +214,10 @@ def _check_facts(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _check_references(data: Mapping[str, Any], cause_ids: set[str]) -> None:
     rule_ids = {r["id"] for r in data["rules"]}
+    cause_of = {r["id"]: r.get("cause", "") for r in data["rules"]}
+    for cause in data["causes"]:
+        if cause.get("fix_rule") and cause_of.get(cause["fix_rule"]) != cause["id"]:
+            raise BuildlogError(f"causes.toml: cause {cause['id']}: field fix_rule: no rule of this cause has that id")
     for hint in data["hints"]:
         if hint["when"] not in rule_ids:
             raise BuildlogError(f"hints.toml: hint {hint['when']}: field when: no rule has that id")

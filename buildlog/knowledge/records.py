@@ -28,6 +28,7 @@ class Cause(NamedTuple):
     title: str
     summary: str = ""
     classifier_needs: str = ""  # a regex one of the classifier's lines must match before it names this cause
+    fix_rule: str = ""  # the rule whose fix a classifier answer of this cause gets
 
 
 class Examples(NamedTuple):

@@ -129,6 +129,9 @@ class CauseSpec(Strict):
     # The kind of line this cause rests on: where it is set, the classifier names the cause only when
     # one of the lines it read matches (a missing piece of CUDA must be named by the log).
     classifier_needs: str = ""
+    # The rule whose fix a classifier answer of this cause gets (default: the cause's rule of the
+    # highest priority, which may be one package's own: numba's for any missing piece of CUDA).
+    fix_rule: str = ""
 
     _check_regexes = field_validator("classifier_needs")(_regex)
 
