@@ -209,7 +209,9 @@ def knowledge_from(data: Mapping[str, Any]) -> Knowledge:
     bounds = {b["cuda"]: b.get("torch_gcc_max") for b in compat["bounds"]}
     return Knowledge(
         causes={
-            c["id"]: Cause(c["id"], c["title"], c.get("summary", ""), c.get("classifier_needs", ""), c.get("fix_rule", ""))
+            c["id"]: Cause(
+                c["id"], c["title"], c.get("summary", ""), c.get("classifier_needs", ""), c.get("fix_rule", "")
+            )
             for c in data["causes"]
         },
         rules=tuple(rule_from(r) for r in data["rules"]),
