@@ -3,6 +3,8 @@
 # system's glibc ("... is not a supported wheel on this platform."). The capture machine has glibc
 # 2.36 (Debian 12); the wheels are tagged manylinux_2_99 (and _2_98), which no glibc here satisfies,
 # while their python tag (cp311) is the venv's own, so the platform tag alone is refused.
+# Then two wheels whose platform fits but whose python tag (cp38 under Python 3.11) or machine
+# (linux_aarch64 on x86_64) does not: pip prints the same line.
 # Nothing is downloaded: the wheels are written here (a one-module pure-Python wheel, renamed by tag).
 set -u
 export SCRATCH="${SCRATCH:-/work/scratch/f10glibc}"
@@ -23,7 +25,7 @@ files = {
     f"{name}.py": "VALUE = 1\n",
     f"{di}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
     f"{di}/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: false\n"
-    + "".join(f"Tag: cp311-cp311-{p}\n" for p in tag.split("-", 2)[2].split(".")),
+    + "".join(f"Tag: {'-'.join(tag.split('-', 2)[:2])}-{p}\n" for p in tag.split("-", 2)[2].split(".")),
 }
 record = []
 for path, text in files.items():
@@ -56,3 +58,23 @@ $CASE --slug pip-only-binary-local-wheel-two-manylinux-tags-glibc-2-36 --cwd "$W
     --key "manylinux_2_98_x86_64.manylinux_2_99_x86_64.whl is not a supported wheel on this platform" \
     --fix "The wheel needs glibc >= 2.98 and ldd shows 2.36: install a release built for an older manylinux tag, or run on a newer distribution." \
     --notes "Two platform tags in one wheel name; both ask for a newer glibc than the system's."
+
+wheel fastops 0.9.1 cp38-cp38-manylinux2014_x86_64
+wheel edgekern 1.4.0 cp311-cp311-linux_aarch64
+
+$CASE --slug pip-install-local-cp38-manylinux2014-wheel-under-python-3-11 --cwd "$W" \
+    --title "pip install of a local cp38 manylinux2014 wheel into a Python 3.11 venv (glibc 2.36)" \
+    --cmd "$B/python --version" \
+    --cmd "$B/pip install ./fastops-0.9.1-cp38-cp38-manylinux2014_x86_64.whl" \
+    --mode seq --python "$B/python" --cause no_matching_distribution \
+    --key "fastops-0.9.1-cp38-cp38-manylinux2014_x86_64.whl is not a supported wheel on this platform" \
+    --fix "The wheel is for CPython 3.8 (cp38) and the venv runs 3.11: install with Python 3.8, or take the release's cp311 wheel." \
+    --notes "manylinux2014 needs glibc 2.17 and the system has 2.36: only the python tag is refused."
+
+$CASE --slug pip-install-local-aarch64-wheel-on-x86-64 --cwd "$W" \
+    --title "python -m pip install --no-index of a local cp311 linux_aarch64 wheel on an x86_64 machine" \
+    --cmd "$B/python -m pip install --no-index $W/edgekern-1.4.0-cp311-cp311-linux_aarch64.whl" \
+    --python "$B/python" --cause no_matching_distribution \
+    --key "edgekern-1.4.0-cp311-cp311-linux_aarch64.whl is not a supported wheel on this platform" \
+    --fix "The wheel is built for ARM (aarch64, a Jetson or an ARM server) and this machine is x86_64: take the release's x86_64 wheel, or build from source." \
+    --notes "The python tag cp311 is the venv's; only the machine in the platform tag is refused."
