@@ -17,49 +17,31 @@ from __future__ import annotations
 
 import argparse
 import os
-import pty
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from pty_session import read_until  # this folder's pty reader (the script's folder is on sys.path)
+from pty_session import read_until, run_session, type_plain  # this folder's (on sys.path as the script's)
+
+
+def type_ctrl_c(master: int, cmd: str, marker: bytes, timeout: float, buf: bytearray) -> bool:
+    """`#ctrl-c N CMD`: type CMD, press Ctrl-C N seconds later, then wait for the prompt."""
+    if not cmd.startswith("#ctrl-c "):
+        return type_plain(master, cmd, marker, timeout, buf)
+    _, after, cmd = cmd.split(" ", 2)
+    os.write(master, cmd.encode() + b"\n")
+    read_until(master, marker, float(after), buf)  # the output so far; the command is still running
+    os.write(master, b"\x03")
+    return read_until(master, marker, timeout, buf)
 
 
 def session(out: Path, cwd: Path, ps1: str, commands: list[str], timeout: float = 300) -> str:
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "MAX_JOBS", "PYTHONPATH")}
     env.update({"PS1": ps1, "TERM": "dumb", "COLUMNS": "120", "LINES": "40", "HISTFILE": "/dev/null"})
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")  # `python` is this one
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        ["bash", "--norc", "--noprofile", "-i"], stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
-        start_new_session=True,
-    )  # fmt: skip
-    os.close(slave)
-    buf = bytearray()
-    marker = ps1.encode()
-    read_until(master, marker, 30, buf)
-    start = len(buf)
-    for cmd in commands:
-        if cmd.startswith("#ctrl-c "):
-            _, after, cmd = cmd.split(" ", 2)
-            os.write(master, cmd.encode() + b"\n")
-            read_until(master, marker, float(after), buf)  # the output so far; the command is still running
-            os.write(master, b"\x03")
-        else:
-            os.write(master, cmd.encode() + b"\n")
-        if not read_until(master, marker, timeout, buf):
-            print(f"timed out after: {cmd}", file=sys.stderr)
-            break
-    os.write(master, b"exit\n")
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    text = bytes(buf[start - len(buf[:start].split(b"\n")[-1]) :]).decode("utf-8", "replace")
+    text = run_session(str(cwd), env, ps1.encode(), commands, timeout, type_ctrl_c)
     text = text.replace("\r\n", "\n").replace("\r", "")
-    text = re.sub(r"\n[^\n]*\$ $", "\n", text)  # the last, empty prompt
     out.write_text(text, encoding="utf-8")
     return text
 

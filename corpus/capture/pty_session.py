@@ -22,6 +22,7 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 
 def read_until(fd: int, marker: bytes, timeout: float, buf: bytearray) -> bool:
@@ -43,6 +44,53 @@ def read_until(fd: int, marker: bytes, timeout: float, buf: bytearray) -> bool:
     return False
 
 
+def type_plain(master: int, cmd: str, marker: bytes, timeout: float, buf: bytearray) -> bool:
+    """Type one command and wait for the prompt; `#wait N` waits N seconds more for a background job."""
+    if cmd.startswith("#wait "):
+        time.sleep(float(cmd.split()[1]))
+        os.write(master, b"\n")
+        read_until(master, marker, timeout, buf)
+        return True
+    os.write(master, cmd.encode() + b"\n")
+    return read_until(master, marker, timeout, buf)
+
+
+TypeCommand = Callable[[int, str, bytes, float, bytearray], bool]
+
+
+def run_session(
+    cwd: str,
+    env: dict[str, str],
+    marker: bytes,
+    commands: list[str],
+    timeout: float,
+    type_command: TypeCommand = type_plain,
+) -> str:
+    """Type the commands into `bash --norc -i` in a pty, each once the prompt is back; the transcript
+    from the first prompt on, the closing `exit` and the last, empty prompt left out."""
+    master, slave = pty.openpty()
+    os.set_blocking(master, True)
+    proc = subprocess.Popen(
+        ["bash", "--norc", "--noprofile", "-i"], stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    buf = bytearray()
+    read_until(master, marker, 30, buf)
+    start = len(buf)  # the first prompt is kept: the session starts there
+    for cmd in commands:
+        if not type_command(master, cmd, marker, timeout, buf):
+            print(f"timed out after: {cmd}", file=sys.stderr)
+            break
+    os.write(master, b"exit\n")
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    text = bytes(buf[start - len(buf[:start].split(b"\n")[-1]) :]).decode("utf-8", "replace")
+    return re.sub(r"\n[^\n]*\$ $", "\n", text)  # the last, empty prompt
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
@@ -58,34 +106,7 @@ def main() -> int:
     for kv in args.env:
         k, _, v = kv.partition("=")
         env[k] = v
-    master, slave = pty.openpty()
-    os.set_blocking(master, True)
-    proc = subprocess.Popen(
-        ["bash", "--norc", "--noprofile", "-i"], stdin=slave, stdout=slave, stderr=slave, cwd=args.cwd, env=env,
-        start_new_session=True,
-    )  # fmt: skip
-    os.close(slave)
-    buf = bytearray()
-    marker = b"$ "
-    read_until(master, marker, 30, buf)
-    start = len(buf)  # the first prompt is kept: the session starts there
-    for cmd in args.commands:
-        if cmd.startswith("#wait "):
-            time.sleep(float(cmd.split()[1]))
-            os.write(master, b"\n")
-            read_until(master, marker, args.timeout, buf)
-            continue
-        os.write(master, cmd.encode() + b"\n")
-        if not read_until(master, marker, args.timeout, buf):
-            print(f"timed out after: {cmd}", file=sys.stderr)
-            break
-    os.write(master, b"exit\n")
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    text = bytes(buf[start - len(buf[:start].split(b"\n")[-1]) :]).decode("utf-8", "replace")
-    text = re.sub(r"\n[^\n]*\$ $", "\n", text)  # the last, empty prompt
+    text = run_session(args.cwd, env, b"$ ", args.commands, args.timeout)
     text = re.sub(r"files\.pythonhosted\.org|(?<![.a-z])pypi\.org|download\.pytorch\.org", "index.example", text)
     with open(args.out, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
