@@ -84,9 +84,8 @@ def _advice(values: Mapping[str, str], facts: Facts, compat: Compat) -> dict[str
     release = compat.cuda_release(values.get("nvcc", "")) if values.get("nvcc") else None
     if release and release.gcc_max:
         out["gcc_max"] = release.gcc_max
-    if re.fullmatch(
-        r"\d{4,6}", values.get("found_driver", "")
-    ):  # torch prints the driver's CUDA API version: 11040 is 11.4
+    # torch prints the driver's CUDA API version: 11040 is 11.4
+    if re.fullmatch(r"\d{4,6}", values.get("found_driver", "")):
         api = int(values["found_driver"])
         out["found_driver_cuda"] = f"{api // 1000}.{api % 1000 // 10}"
     out.update(_jax_component_advice(values))

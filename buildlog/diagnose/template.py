@@ -24,9 +24,8 @@ _PLACEHOLDER = re.compile(r"\{(\w+)(?:\|([^{}]*))?\}")  # innermost first: fille
 _KEPT = re.compile("\x00(\\d+)\x00")
 WINDOWS = "windows"
 _EXPORT = re.compile(r"^(\s*\$ )export (.+)$")
-_ASSIGN = re.compile(
-    r"(\w+)=(\"[^\"]*\"|'[^']*'|\S.*?)(?=\s+[A-Z_][A-Z0-9_]*=|\s*$)"
-)  # a value from the log may hold spaces
+# a value from the log may hold spaces
+_ASSIGN = re.compile(r"(\w+)=(\"[^\"]*\"|'[^']*'|\S.*?)(?=\s+[A-Z_][A-Z0-9_]*=|\s*$)")
 _TOOLKIT = re.compile(r"/usr/local/cuda-(\d+\.\d+)")
 _TORCH_CUDA = '$(python -c "import torch; print(torch.version.cuda)")'
 _WIN_TOOLKITS = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA"  # where the CUDA installer puts each release
@@ -121,9 +120,8 @@ def for_windows(text: str) -> str:
         for bash, ps in _WIN_PATHS:
             line = bash.sub(ps, line)
         for bash, ps in _PS_FORMS:  # before `export` is read: its value may hold one of these substitutions
-            line = bash.sub(
-                ps if re.search(r"\\[1-9]", ps) else lambda _m, ps=ps: ps, line
-            )  # literal unless it names a group
+            # literal unless it names a group
+            line = bash.sub(ps if re.search(r"\\[1-9]", ps) else lambda _m, ps=ps: ps, line)
         m = _EXPORT.match(line)
         if m:
             body = m.group(2)

@@ -132,9 +132,8 @@ def _timeline(report: Report, n: int) -> str:
             marks = xs or [left]
         anchor = "end" if max(marks) > width * 0.6 else "start"
         tx = min(marks) - 12 if anchor == "end" else max(marks) + 12
-        room = int(
-            (tx - left if anchor == "end" else width - tx) / 8
-        )  # characters that fit beside the marks (12px text, about 8 units each)
+        # characters that fit beside the marks (12px text, about 8 units each)
+        room = int((tx - left if anchor == "end" else width - tx) / 8)
         text = label if len(label) <= room else label[: max(room - 1, 10)] + "…"
         rows.append(
             f'<text x="{tx:.1f}" y="{y + 14}" text-anchor="{anchor}"><title>{escape(label)}</title>{escape(text)}</text>'
